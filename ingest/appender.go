@@ -1,0 +1,274 @@
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/streamfold/streamfold/schema"
+)
+
+// PutItemAPI is the one DynamoDB call the Appender makes; *dynamodb.Client satisfies it.
+type PutItemAPI interface {
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+}
+
+// AppenderConfig configures an Appender.
+type AppenderConfig struct {
+	// Table is the physical name of the event table. Required.
+	Table string
+	// Concurrency is how many conditional writes are in flight at once. Default 16.
+	Concurrency int
+	// Retention is how long an event stays in the event table (its TTL). Default 14 days.
+	Retention time.Duration
+	// MaxAttempts bounds the attempts per event on throttling and other
+	// retryable errors. Default 8.
+	MaxAttempts int
+	// BaseBackoff and MaxBackoff bound the jittered exponential backoff between
+	// attempts. Defaults 25ms and 2s.
+	BaseBackoff, MaxBackoff time.Duration
+	// Now is the clock that stamps recordedat. Default time.Now.
+	Now func() time.Time
+}
+
+// SetDefaults fills zero fields with their defaults.
+func (c *AppenderConfig) SetDefaults() {
+	if c.Concurrency == 0 {
+		c.Concurrency = 16
+	}
+	if c.Retention == 0 {
+		c.Retention = schema.EventRetentionDays * 24 * time.Hour
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = 8
+	}
+	if c.BaseBackoff == 0 {
+		c.BaseBackoff = 25 * time.Millisecond
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = 2 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Validate names the first bad field.
+func (c AppenderConfig) Validate() error {
+	switch {
+	case c.Table == "":
+		return errors.New("ingest: AppenderConfig.Table: is required")
+	case c.Concurrency < 1 || c.Concurrency > 256:
+		return fmt.Errorf("ingest: AppenderConfig.Concurrency: must be between 1 and 256, got %d", c.Concurrency)
+	case c.Retention < 0:
+		return errors.New("ingest: AppenderConfig.Retention: must not be negative")
+	case c.MaxAttempts < 1:
+		return fmt.Errorf("ingest: AppenderConfig.MaxAttempts: must be at least 1, got %d", c.MaxAttempts)
+	case c.BaseBackoff <= 0 || c.MaxBackoff < c.BaseBackoff:
+		return errors.New("ingest: AppenderConfig.BaseBackoff: must be positive and not above MaxBackoff")
+	}
+	return nil
+}
+
+// Appender appends events to the event table. Each event is validated first
+// and written with a condition that no item with its (subject, id) exists, so
+// a repeated event is reported as Duplicate and never written twice. Writes
+// run concurrently; throttling and other retryable errors are retried with
+// jittered exponential backoff. An Appender is safe for concurrent use.
+type Appender struct {
+	client PutItemAPI
+	cfg    AppenderConfig
+}
+
+// NewAppender returns an Appender writing through client.
+func NewAppender(client PutItemAPI, cfg AppenderConfig) (*Appender, error) {
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Appender{client: client, cfg: cfg}, nil
+}
+
+// DeriveID returns the id the writer gives an event that has none: a hash of
+// its source, type, subject, time and data, so that a producer retrying the
+// same content is still deduplicated.
+func DeriveID(e schema.Event) string {
+	h := sha256.New()
+	for _, part := range []string{e.Source, e.Type, e.Subject, e.Time.UTC().Format(time.RFC3339Nano), string(e.Data)} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:40]
+}
+
+// Prepare validates and normalises an event as Append would, without writing.
+func Prepare(e *schema.Event) error {
+	if e.ID == "" {
+		// Subject may be derived by Validate; derive the id from the
+		// normalised event so that it is stable.
+		probe := *e
+		probe.ID = "pending"
+		if _, err := schema.Validate(&probe); err != nil {
+			return err
+		}
+		*e = probe
+		e.ID = DeriveID(*e)
+		return nil
+	}
+	_, err := schema.Validate(e)
+	return err
+}
+
+// Append validates and writes events. It returns one outcome per event, in
+// input order. The returned error is non-nil only when the context ended or
+// some writes Failed; the Result still says which events were written.
+func (a *Appender) Append(ctx context.Context, events []schema.Event) (Result, error) {
+	res := Result{Outcomes: make([]Outcome, len(events)), Errors: make([]error, len(events))}
+	type job struct {
+		i    int
+		item map[string]types.AttributeValue
+	}
+	jobs := make([]job, 0, len(events))
+	now := a.cfg.Now().UTC()
+	for i := range events {
+		e := events[i]
+		if err := Prepare(&e); err != nil {
+			res.Outcomes[i], res.Errors[i] = Rejected, err
+			continue
+		}
+		e.RecordedAt = &now
+		item, err := schema.Item(e, a.cfg.Retention)
+		if err != nil {
+			res.Outcomes[i], res.Errors[i] = Rejected, err
+			continue
+		}
+		jobs = append(jobs, job{i: i, item: item})
+	}
+	workers := min(a.cfg.Concurrency, len(jobs))
+	ch := make(chan job)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				res.Outcomes[j.i], res.Errors[j.i] = a.put(ctx, j.item)
+			}
+		}()
+	}
+	for _, j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if n := res.Count(Failed); n > 0 {
+		for i, o := range res.Outcomes {
+			if o == Failed {
+				return res, fmt.Errorf("ingest: %d of %d events not written, first: %w", n, len(events), res.Errors[i])
+			}
+		}
+	}
+	return res, nil
+}
+
+var condNew = aws.String("attribute_not_exists(#s)")
+var condNames = map[string]string{"#s": schema.AttrSubject}
+
+func (a *Appender) put(ctx context.Context, item map[string]types.AttributeValue) (Outcome, error) {
+	in := &dynamodb.PutItemInput{
+		TableName:                aws.String(a.cfg.Table),
+		Item:                     item,
+		ConditionExpression:      condNew,
+		ExpressionAttributeNames: condNames,
+	}
+	var last error
+	for attempt := 1; attempt <= a.cfg.MaxAttempts; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return Failed, &WriteError{Subject: attrS(item, schema.AttrSubject), ID: attrS(item, schema.AttrID), Attempts: attempt - 1, Err: err}
+		}
+		_, err := a.client.PutItem(ctx, in)
+		if err == nil {
+			return Accepted, nil
+		}
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			return Duplicate, nil
+		}
+		last = err
+		if !Retryable(err) {
+			break
+		}
+		if attempt < a.cfg.MaxAttempts {
+			sleep(ctx, backoff(a.cfg.BaseBackoff, a.cfg.MaxBackoff, attempt))
+		}
+	}
+	return Failed, &WriteError{Subject: attrS(item, schema.AttrSubject), ID: attrS(item, schema.AttrID), Err: last}
+}
+
+// backoff is full-jitter exponential backoff: a random duration in
+// [0, min(max, base*2^(attempt-1))].
+func backoff(base, maxD time.Duration, attempt int) time.Duration {
+	d := base << min(attempt-1, 20)
+	if d > maxD || d <= 0 {
+		d = maxD
+	}
+	return time.Duration(rand.Int64N(int64(d) + 1))
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// retryableCodes are DynamoDB error codes worth another attempt.
+var retryableCodes = map[string]bool{
+	"ProvisionedThroughputExceededException": true,
+	"ThrottlingException":                    true,
+	"RequestLimitExceeded":                   true,
+	"InternalServerError":                    true,
+	"ServiceUnavailable":                     true,
+	"TransactionConflictException":           true,
+	"LimitExceededException":                 true,
+}
+
+// Retryable reports whether a DynamoDB error is transient: throttling, an
+// internal error, or any error that says of itself that it is retryable.
+func Retryable(err error) bool {
+	var re interface{ RetryableError() bool }
+	if errors.As(err, &re) {
+		return re.RetryableError()
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		return retryableCodes[api.ErrorCode()]
+	}
+	var tmp interface{ Temporary() bool }
+	if errors.As(err, &tmp) {
+		return tmp.Temporary()
+	}
+	return false
+}
+
+func attrS(item map[string]types.AttributeValue, name string) string {
+	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}

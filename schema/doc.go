@@ -1,0 +1,25 @@
+// Package schema is streamfold's single source of truth: the event envelope that
+// producers append, the typed payload of every event type, the validation rules
+// those payloads obey, and the specifications of every DynamoDB table.
+//
+// # Envelope
+//
+// An Event uses CloudEvents 1.0 attribute names: id, source, type, subject,
+// time and data, plus the extension recordedat that the writer sets. Subject
+// names the aggregate (a job, an execution, a message) the event belongs to and
+// is derived from the payload, so that two producers cannot disagree on it.
+//
+// # Validation
+//
+// Validate checks the envelope and decodes and checks the payload. It reports
+// every broken rule at once, as a *ValidationError of *FieldError values whose
+// Field is the JSON path from the envelope ("data.year") and whose Rule says
+// what is wrong ("must be between 1900 and 2100"). Validation is pure and
+// deterministic; a ValidationError is permanent.
+//
+// # Storage
+//
+// Item and EventFromItem map an envelope to and from its event-table item
+// (see docs/event-contract.md). Tables lists the table specifications from which
+// local tables are created and against which Terraform is checked.
+package schema

@@ -1,0 +1,97 @@
+package schema_test
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"testing"
+
+	"github.com/streamfold/streamfold/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestCreateTableInputsGolden pins every table's CreateTable request: a change
+// of keys or indexes shows up as a golden diff in review.
+func TestCreateTableInputsGolden(t *testing.T) {
+	n := schema.Naming{Prefix: "streamfold", Stage: "dev"}
+	var all []any
+	for _, tb := range schema.Tables() {
+		all = append(all, map[string]any{
+			"table":              tb.CreateTableInput(n.Table(tb.Logical)),
+			"ttlAttribute":       tb.TTLAttribute,
+			"ttlDays":            tb.TTLDays,
+			"pitrInStageAndProd": tb.PITR,
+		})
+	}
+	got, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const golden = "testdata/tables.golden"
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./schema -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("CreateTable inputs differ from %s; run go test ./schema -update and review the diff", golden)
+	}
+}
+
+func TestTablesInvariants(t *testing.T) {
+	seen := map[string]bool{}
+	for _, tb := range schema.Tables() {
+		if seen[tb.Logical] {
+			t.Errorf("duplicate table %s", tb.Logical)
+		}
+		seen[tb.Logical] = true
+		if tb.Doc == "" {
+			t.Errorf("%s: no Doc", tb.Logical)
+		}
+		if (tb.TTLAttribute == "") != (tb.TTLDays == 0) {
+			t.Errorf("%s: TTLAttribute and TTLDays must be set together", tb.Logical)
+		}
+		for _, ix := range tb.Indexes {
+			if len(ix.Hash) == 0 || len(ix.Hash) > 4 || len(ix.Range) > 4 {
+				t.Errorf("%s/%s: 1-4 hash and 0-4 range attributes allowed", tb.Logical, ix.Name)
+			}
+		}
+	}
+	ev, ok := schema.TableSpec(schema.TableEvents)
+	if !ok || ev.StreamView == "" || ev.Hash.Name != schema.AttrSubject || ev.Range == nil || ev.Range.Name != schema.AttrID {
+		t.Fatalf("event table must be keyed (subject, id) with streams on: %+v", ev)
+	}
+}
+
+func TestNamingValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		naming schema.Naming
+		want   string
+	}{
+		{"ok", schema.Naming{Prefix: "streamfold", Stage: "prod"}, ""},
+		{"upper prefix", schema.Naming{Prefix: "Streamfold", Stage: "dev"}, `schema: Naming.Prefix: must be 1-63 lowercase letters, digits or '-', got "Streamfold"`},
+		{"empty prefix", schema.Naming{Stage: "dev"}, `schema: Naming.Prefix: must be 1-63 lowercase letters, digits or '-', got ""`},
+		{"bad stage", schema.Naming{Prefix: "sf", Stage: "qa"}, `schema: Naming.Stage: must be one of dev, stage, prod, got "qa"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.naming.Validate()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Fatalf("Validate() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got := (schema.Naming{Prefix: "sf", Stage: "dev"}).Table("events"); got != "sf-dev-events" {
+		t.Fatalf("Table = %q", got)
+	}
+}
