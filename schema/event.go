@@ -141,7 +141,11 @@ func Validate(e *Event) (Payload, error) {
 		if err := json.Unmarshal(data, p); err != nil {
 			var te *json.UnmarshalTypeError
 			if errors.As(err, &te) && te.Field != "" {
-				c.fail("data."+te.Field, "must be a JSON "+jsonKind(te.Type.Kind().String())+", got "+te.Value)
+				want := "a JSON " + jsonKind(te.Type.Kind().String())
+				if strings.HasPrefix(te.Value, "number") {
+					want = "an integer" // a number that does not fit an integer field
+				}
+				c.fail("data."+te.Field, "must be "+want+", got "+te.Value)
 			} else {
 				c.fail("data", "does not decode as "+e.Type+": "+jsonErrText(err))
 			}

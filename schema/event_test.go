@@ -122,6 +122,9 @@ func TestValidateErrors(t *testing.T) {
 		{"year wrong JSON type", func(t *testing.T) schema.Event {
 			return withData(t, base(t, "seed001-extracted"), map[string]any{"year": "1973"})
 		}, "data.year: must be a JSON number, got string"},
+		{"fractional integer", func(t *testing.T) schema.Event {
+			return withData(t, base(t, "seed002-running"), map[string]any{"startDate": 1.5})
+		}, "data.startDate: must be an integer, got number 1.5"},
 		{"price confidence above 1", func(t *testing.T) schema.Event {
 			return withData(t, base(t, "seed001-priced"), map[string]any{"priceConfidence": 1.5})
 		}, "data.priceConfidence: must be between 0 and 1"},
