@@ -217,4 +217,3 @@ func readStream(t *testing.T, s *dynamodbstreams.Client, arn string) map[string]
 	}
 	return seen
 }
-
