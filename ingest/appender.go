@@ -82,8 +82,9 @@ func (c AppenderConfig) Validate() error {
 
 // Appender appends events to the event table. Each event is validated first
 // and written with a condition that no item with its (subject, id) exists, so
-// a repeated event is reported as Duplicate and never written twice. Writes
-// run concurrently; throttling and other retryable errors are retried with
+// a repeated event is reported as Duplicate and never written twice. Events
+// of one subject are written in input order; different subjects are written
+// concurrently. Throttling and other retryable errors are retried with
 // jittered exponential backoff. An Appender is safe for concurrent use.
 type Appender struct {
 	client PutItemAPI
@@ -154,20 +155,37 @@ func (a *Appender) Append(ctx context.Context, events []schema.Event) (Result, e
 		}
 		jobs = append(jobs, job{i: i, item: item})
 	}
-	workers := min(a.cfg.Concurrency, len(jobs))
-	ch := make(chan job)
+	// Events of one subject are written one after another, in input order,
+	// so the stream shows them in that order; different subjects run in
+	// parallel.
+	var groups [][]job
+	bySubject := map[string]int{}
+	for _, j := range jobs {
+		subj := attrS(j.item, schema.AttrSubject)
+		g, ok := bySubject[subj]
+		if !ok {
+			g = len(groups)
+			bySubject[subj] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], j)
+	}
+	workers := min(a.cfg.Concurrency, len(groups))
+	ch := make(chan []job)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range ch {
-				res.Outcomes[j.i], res.Errors[j.i] = a.put(ctx, j.item)
+			for g := range ch {
+				for _, j := range g {
+					res.Outcomes[j.i], res.Errors[j.i] = a.put(ctx, j.item)
+				}
 			}
 		}()
 	}
-	for _, j := range jobs {
-		ch <- j
+	for _, g := range groups {
+		ch <- g
 	}
 	close(ch)
 	wg.Wait()

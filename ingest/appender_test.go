@@ -165,7 +165,7 @@ func TestAppendToDynamoDBLocalAndReadStream(t *testing.T) {
 		t.Fatalf("duplicates %d, want %d", got, len(events))
 	}
 
-	seen := readStream(t, c.Streams, streamARN)
+	seen, order := readStream(t, c.Streams, streamARN)
 	if len(seen) != len(events) {
 		t.Fatalf("stream holds %d INSERT records, want %d", len(seen), len(events))
 	}
@@ -174,14 +174,22 @@ func TestAppendToDynamoDBLocalAndReadStream(t *testing.T) {
 			t.Fatalf("event %s appears %d times in the stream, want 1", e.ID, n)
 		}
 	}
+	// Events of one subject reach the stream in append order.
+	for i := 0; i < 150; i += 3 {
+		created, failed := order[messageEvent(i, schema.TypeMessageCreated).ID], order[messageEvent(i, schema.TypeMessageFailed).ID]
+		if created >= failed {
+			t.Fatalf("subject %d: created at stream position %d, failed at %d; want created first", i, created, failed)
+		}
+	}
 }
 
 // readStream reads every shard of a stream from TRIM_HORIZON until each is
-// exhausted and counts INSERT records by event id.
-func readStream(t *testing.T, s *dynamodbstreams.Client, arn string) map[string]int {
+// exhausted and counts INSERT records by event id; order gives each id's
+// position in the read (one shard per subject keeps per-subject order).
+func readStream(t *testing.T, s *dynamodbstreams.Client, arn string) (seen map[string]int, order map[string]int) {
 	t.Helper()
 	ctx := context.Background()
-	seen := map[string]int{}
+	seen, order = map[string]int{}, map[string]int{}
 	d, err := s.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
 	if err != nil {
 		t.Fatalf("DescribeStream: %v", err)
@@ -211,9 +219,10 @@ func readStream(t *testing.T, s *dynamodbstreams.Client, arn string) map[string]
 					t.Fatalf("record without id: %+v", r.Dynamodb.NewImage)
 				}
 				seen[id.Value]++
+				order[id.Value] = len(order)
 			}
 			iter = out.NextShardIterator
 		}
 	}
-	return seen
+	return seen, order
 }
