@@ -16,3 +16,28 @@ help: ## Show this help
 .PHONY: tools
 tools: ## Install DynamoDB Local, MinIO and Terraform into .tools/ (env TOOLS_DIR overrides; reuses what is there)
 	@bash .ci/tools.sh
+
+.PHONY: build
+build: ## Build bin/streamfold (CGO_ENABLED=0)
+	@mkdir -p bin
+	CGO_ENABLED=0 go build -o bin/streamfold ./cmd/streamfold
+
+.PHONY: demo
+demo: ## The main job: tools, services up, simulate a workload into the event table, show a summary
+	@bash .ci/demo.sh
+
+.PHONY: test
+test: ## Every test: tools, gofmt/vet, private services on test ports, go test ./..., services stopped
+	@bash .ci/test.sh
+
+.PHONY: up
+up: build ## Start the local stack (DynamoDB Local + MinIO) and create tables and bucket
+	bin/streamfold dev up --tools-dir $(TOOLS_DIR)
+
+.PHONY: down
+down: build ## Stop the local stack started by `make up` / `make demo`
+	bin/streamfold dev down --tools-dir $(TOOLS_DIR)
+
+.PHONY: bench
+bench: ## Go benchmarks (no services needed for the pure ones; see docs/benchmarks.md)
+	go test -run '^$$' -bench . -benchmem ./...

@@ -180,7 +180,11 @@ func (g *gen) albumExecution(at time.Time) {
 	for i, k := range g.r.Perm(len(albumCatalog))[:a.albums] {
 		found[i], read[i] = albumCatalog[k], albumCatalog[k].year
 		if g.chance(200) {
-			read[i] += []int{-3, -2, -1, 1, 2, 3}[g.r.IntN(6)]
+			d := []int{-3, -2, -1, 1, 2, 3}[g.r.IntN(6)]
+			if y := read[i] + d; y < 1950 || y > 2024 {
+				d = -d
+			}
+			read[i] += d
 		}
 		a.advance(g.between(20*time.Millisecond, 300*time.Millisecond))
 		a.album(schema.TypeAlbumExtracted, schema.AlbumEvent{

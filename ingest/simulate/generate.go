@@ -149,15 +149,11 @@ func newGen(cfg Config) *gen {
 }
 
 // clock maps the current progress to a time. Past the target (when more
-// events were lost to the window's end than planned for) aggregates start in
-// the last two minutes of the window.
+// events were lost to the window's end than planned for) aggregates start
+// two minutes before the end of the window.
 func (g *gen) clock() time.Time {
 	if g.progress >= g.target {
-		t := g.end.Add(-2 * time.Minute)
-		if g.next.After(t) {
-			return g.next
-		}
-		return t
+		return later(g.next, g.end.Add(-2*time.Minute))
 	}
 	return g.curve.at(g.progress, g.target)
 }
@@ -165,7 +161,9 @@ func (g *gen) clock() time.Time {
 func (g *gen) run(emit func(schema.Event) error) (Stats, error) {
 	st := Stats{PerDomain: map[schema.Domain]int{}, PerType: map[string]int{}}
 	for st.Events < g.cfg.Events {
-		if g.queue.Len() > 0 && !g.queue.min().arrival.After(g.next) {
+		// Past the target the clock stands still: drain the queue, and only
+		// start another aggregate when it is empty.
+		if g.queue.Len() > 0 && (g.progress >= g.target || !g.queue.min().arrival.After(g.next)) {
 			it := g.queue.pop()
 			ev := *it.ev
 			if _, err := schema.Validate(&ev); err != nil {
@@ -372,8 +370,9 @@ func newActivity(start time.Time, days int) activity {
 func (a activity) at(num, den uint64) time.Time {
 	total := uint64(a.cum[len(a.cum)-1])
 	hi, lo := bits.Mul64(num, total)
-	pos, _ := bits.Div64(hi, lo, den) // num < den, so hi < den
-	h := sort.Search(len(a.weight), func(i int) bool { return uint64(a.cum[i+1]) > pos }) // first hour ending after pos
+	pos, _ := bits.Div64(hi, lo, den) // num < den, so hi < den: no overflow
+	// The hour in which pos falls: the first one whose end is past it.
+	h := sort.Search(len(a.weight), func(i int) bool { return uint64(a.cum[i+1]) > pos })
 	h = min(h, len(a.weight)-1)
 	offset := (int64(pos) - a.cum[h]) / a.weight[h]
 	return a.start.Add(time.Duration(int64(h)*msPerHour+offset) * time.Millisecond)

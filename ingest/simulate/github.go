@@ -98,9 +98,9 @@ func (st *ghState) init(g *gen) {
 			ghRepo{455120023, "oss-sdk", false, "main"}),
 		{id: 0, org: ghAccount{"corp", 3}, web: "https://ghes.corp.example", api: "https://ghes.corp.example/api/v3",
 			region: "us-east-1", ghes: true, ids: ghes,
-			members:  []ghAccount{{"jdoe", 14}, {"asmith", 27}, {"build-bot", 5}},
-			repos:    []ghRepo{{1001, "monorepo", true, "main"}, {1017, "tools", true, "main"}},
-			rweight:  []int{80, 20}},
+			members: []ghAccount{{"jdoe", 14}, {"asmith", 27}, {"build-bot", 5}},
+			repos:   []ghRepo{{1001, "monorepo", true, "main"}, {1017, "tools", true, "main"}},
+			rweight: []int{80, 20}},
 	}
 	st.insts[0].rweight = []int{45, 30, 15, 10}
 	st.insts[1].rweight = []int{70, 30}
@@ -558,7 +558,7 @@ func (g *gen) ghWebhook(run *ghRun, j *ghJob, action string, happen time.Time) {
 		RunURL: in.api + "/repos/" + full + "/actions/runs/" + itoa(run.id), RunAttempt: j.attempt,
 		NodeID: j.nodeID, HeadSHA: run.sha, URL: in.api + "/repos/" + full + "/actions/jobs/" + itoa(j.id),
 		HTMLURL: in.web + "/" + full + "/actions/runs/" + itoa(run.id) + "/job/" + itoa(j.id),
-		Status: action, CreatedAt: j.created, StartedAt: j.created, Name: j.spec.name, Steps: []whStep{},
+		Status:  action, CreatedAt: j.created, StartedAt: j.created, Name: j.spec.name, Steps: []whStep{},
 		CheckRunURL: in.api + "/repos/" + full + "/check-runs/" + itoa(j.id), Labels: j.labels,
 	}
 	t := j.created

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// runCLI runs the CLI in-process with the given environment.
+func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &cliEnv{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+	code = run(context.Background(), e, args)
+	return code, out.String(), errb.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := "testdata/" + name + ".golden"
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/streamfold -update)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("output differs from %s\n got:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantText string
+	}{
+		{"no args is usage", nil, exitUsage, "Commands:"},
+		{"help", []string{"help"}, exitOK, "emit"},
+		{"unknown command", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{"emit -h", []string{"emit", "-h"}, exitOK, "Exit status: 0 nothing rejected"},
+		{"simulate -h", []string{"simulate", "-h"}, exitOK, "deterministic workload"},
+		{"dev -h", []string{"dev", "-h"}, exitOK, "streamfold dev up"},
+		{"dev unknown", []string{"dev", "sideways"}, exitUsage, `unknown subcommand "sideways"`},
+		{"events -h", []string{"events", "-h"}, exitOK, "streamfold events summary"},
+		{"emit bad flag", []string{"emit", "--nope"}, exitUsage, "flag provided but not defined"},
+		{"simulate bad start", []string{"simulate", "--start", "yesterday"}, exitUsage, "--start: want YYYY-MM-DD"},
+		{"simulate bad days", []string{"simulate", "--days", "400", "--out", "-"}, exitUsage, "Days"},
+		{"emit bad stage", []string{"emit", "--stage", "qa"}, exitUsage, "Naming.Stage"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, nil, "", tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.wantCode, out, errOut)
+			}
+			if !strings.Contains(out+errOut, tt.wantText) {
+				t.Fatalf("output lacks %q:\n%s%s", tt.wantText, out, errOut)
+			}
+		})
+	}
+}
+
+// TestEmitMixedFile appends a file of valid, duplicate, invalid, agent and
+// non-agent lines to DynamoDB Local: exactly the new valid ones are written,
+// each invalid line is reported by number with the field at fault, and a
+// second run writes nothing.
+func TestEmitMixedFile(t *testing.T) {
+	c := testenv.Clients(t)
+	n, _ := testenv.Tables(t, c)
+	env := map[string]string{
+		"STREAMFOLD_DYNAMODB_ENDPOINT": os.Getenv("STREAMFOLD_DYNAMODB_ENDPOINT"),
+		"STREAMFOLD_PREFIX":            n.Prefix,
+		"AWS_REGION":                   "us-east-1",
+	}
+	code, out, errOut := runCLI(t, env, "", "emit", "--quiet", "--sfn-tags", "testdata/sfn_tags.json", "testdata/emit_mixed.ndjson")
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d (some lines rejected)\nstderr: %s", code, exitFailed, errOut)
+	}
+	golden(t, "emit_mixed_first", out)
+	var sum struct{ Accepted, Duplicates, Skipped int }
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatal(err)
+	}
+	scan, err := c.DynamoDB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(n.Table(schema.TableEvents)), Select: "COUNT"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int(scan.Count) != sum.Accepted || sum.Accepted != 3 {
+		t.Fatalf("event table holds %d items, emit accepted %d; want 3 and 3", scan.Count, sum.Accepted)
+	}
+
+	code, out, _ = runCLI(t, env, "", "emit", "--quiet", "--sfn-tags", "testdata/sfn_tags.json", "testdata/emit_mixed.ndjson")
+	if code != exitFailed {
+		t.Fatalf("second run exit %d, want %d", code, exitFailed)
+	}
+	golden(t, "emit_mixed_second", out)
+}
+
+func TestEmitAllValidExitsZero(t *testing.T) {
+	c := testenv.Clients(t)
+	n, _ := testenv.Tables(t, c)
+	env := map[string]string{"STREAMFOLD_DYNAMODB_ENDPOINT": os.Getenv("STREAMFOLD_DYNAMODB_ENDPOINT"), "STREAMFOLD_PREFIX": n.Prefix}
+	code, out, errOut := runCLI(t, env, "", "simulate", "--events", "300", "--out", "-", "--native")
+	if code != exitOK {
+		t.Fatalf("simulate exit %d: %s", code, errOut)
+	}
+	code, sumOut, errOut := runCLI(t, env, out, "emit", "--quiet", "-")
+	if code != exitOK {
+		t.Fatalf("emit exit %d: %s\n%s", code, errOut, sumOut)
+	}
+	var sum struct {
+		Accepted, Duplicates int
+		Rejected             []any
+	}
+	if err := json.Unmarshal([]byte(sumOut), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Accepted+sum.Duplicates != 300 || len(sum.Rejected) != 0 || sum.Duplicates == 0 {
+		t.Fatalf("emit summary %s: want 300 lines accepted or duplicate (some duplicates), none rejected", sumOut)
+	}
+}

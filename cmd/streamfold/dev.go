@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/devstack"
+	"github.com/streamfold/streamfold/schema/provision"
+)
+
+func init() {
+	register(command{name: "dev", summary: "start, check or stop the local stack (DynamoDB Local with Streams, MinIO)", run: runDev})
+}
+
+const devHelp = `Usage:
+  streamfold dev up [flags]      start DynamoDB Local and MinIO on 127.0.0.1, create every table and the archive bucket
+  streamfold dev status [flags]  say what is running and answering
+  streamfold dev down [flags]    stop the processes that "dev up" started (and nothing else)
+
+The tools come from "make tools" (installed under .tools/). up reuses a
+service that already answers on its port, waits until both answer, then
+prints the endpoints and the export line for other commands and tests:
+
+  export STREAMFOLD_DYNAMODB_ENDPOINT=http://127.0.0.1:8766 STREAMFOLD_S3_ENDPOINT=http://127.0.0.1:9766
+
+DynamoDB Local runs in memory: "dev down" discards every table.
+
+Flags:
+`
+
+type devReport struct {
+	DynamoDB devstack.Service   `json:"dynamodb"`
+	S3       devstack.Service   `json:"s3"`
+	Tables   []provision.Result `json:"tables,omitempty"`
+	Bucket   string             `json:"bucket,omitempty"`
+	Export   map[string]string  `json:"export,omitempty"`
+}
+
+func runDev(ctx context.Context, env *cliEnv, args []string) int {
+	if len(args) == 0 || (args[0] != "up" && args[0] != "down" && args[0] != "status") {
+		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
+			fmt.Fprintf(env.stderr, "streamfold: dev: unknown subcommand %q\n", args[0])
+		}
+		fmt.Fprint(env.stderr, devHelp)
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			return exitOK
+		}
+		return exitUsage
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("dev "+sub, flag.ContinueOnError)
+	var cfg devstack.Config
+	fs.StringVar(&cfg.ToolsDir, "tools-dir", envOr(env, "STREAMFOLD_TOOLS_DIR", envOr(env, "TOOLS_DIR", ".tools")), "where `make tools` installed the tools (env STREAMFOLD_TOOLS_DIR or TOOLS_DIR)")
+	fs.StringVar(&cfg.StateDir, "state-dir", env.getenv("STREAMFOLD_STATE_DIR"), "where pid files, logs and MinIO data go; default TOOLS_DIR/run (env STREAMFOLD_STATE_DIR)")
+	fs.IntVar(&cfg.DynamoDBPort, "dynamodb-port", envInt(env, "STREAMFOLD_DYNAMODB_PORT", 8766), "DynamoDB Local port on 127.0.0.1 (env STREAMFOLD_DYNAMODB_PORT)")
+	fs.IntVar(&cfg.S3Port, "s3-port", envInt(env, "STREAMFOLD_S3_PORT", 9766), "MinIO port on 127.0.0.1 (env STREAMFOLD_S3_PORT)")
+	prefix := fs.String("prefix", envOr(env, "STREAMFOLD_PREFIX", "streamfold"), "table name prefix (env STREAMFOLD_PREFIX)")
+	stage := fs.String("stage", envOr(env, "STREAMFOLD_STAGE", "dev"), "stage (env STREAMFOLD_STAGE)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	timeout := fs.Duration("timeout", 90*time.Second, "how long up waits for the services")
+	fs.Usage = func() { fmt.Fprint(env.stderr, devHelp); fs.PrintDefaults() }
+	if code, ok := parse(fs, env, args[1:]); !ok {
+		return code
+	}
+	cfg.StartTimeout = *timeout
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		return errorf(env, exitUsage, "dev: %v", err)
+	}
+	var (
+		st  devstack.Status
+		err error
+		rep devReport
+	)
+	switch sub {
+	case "up":
+		st, err = devstack.Up(ctx, cfg)
+		if err != nil {
+			if errors.Is(err, devstack.ErrToolMissing) {
+				return errorf(env, exitUsage, "dev up: %v", err)
+			}
+			return errorf(env, exitRuntime, "dev up: %v", err)
+		}
+		rep, err = provisionLocal(ctx, st, cfg, *prefix, *stage)
+		if err != nil {
+			return errorf(env, exitRuntime, "dev up: %v", err)
+		}
+	case "down":
+		st, err = devstack.Down(ctx, cfg)
+	case "status":
+		st, err = devstack.Check(ctx, cfg)
+	}
+	if err != nil {
+		return errorf(env, exitRuntime, "dev %s: %v", sub, err)
+	}
+	rep.DynamoDB, rep.S3 = st.DynamoDB, st.S3
+	if *asJSON {
+		if err := writeJSON(env.stdout, rep); err != nil {
+			return errorf(env, exitRuntime, "dev: %v", err)
+		}
+	} else {
+		printDev(env, sub, rep)
+	}
+	if sub == "status" && !(st.DynamoDB.Running && st.S3.Running) {
+		return exitFailed
+	}
+	return exitOK
+}
+
+func provisionLocal(ctx context.Context, st devstack.Status, cfg devstack.Config, prefix, stage string) (devReport, error) {
+	var rep devReport
+	g := globals{ddbEndpoint: st.DynamoDB.Endpoint, s3Endpoint: st.S3.Endpoint, region: "us-east-1",
+		s3Key: cfg.S3AccessKey, s3Secret: cfg.S3SecretKey, prefix: prefix, stage: stage}
+	n, err := g.naming()
+	if err != nil {
+		return rep, err
+	}
+	c, err := awsclient.New(ctx, awsclient.Config{Region: "us-east-1", DynamoDBEndpoint: g.ddbEndpoint, S3Endpoint: g.s3Endpoint, S3AccessKey: g.s3Key, S3SecretKey: g.s3Secret})
+	if err != nil {
+		return rep, err
+	}
+	if rep.Tables, err = provision.Ensure(ctx, c.DynamoDB, n); err != nil {
+		return rep, err
+	}
+	rep.Bucket = n.BucketName()
+	if _, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(rep.Bucket)}); err != nil {
+		var owned *s3types.BucketAlreadyOwnedByYou
+		var exists *s3types.BucketAlreadyExists
+		if !errors.As(err, &owned) && !errors.As(err, &exists) {
+			return rep, fmt.Errorf("create bucket %s: %w", rep.Bucket, err)
+		}
+	}
+	rep.Export = map[string]string{
+		"STREAMFOLD_DYNAMODB_ENDPOINT": st.DynamoDB.Endpoint,
+		"STREAMFOLD_S3_ENDPOINT":       st.S3.Endpoint,
+	}
+	return rep, nil
+}
+
+func printDev(env *cliEnv, sub string, rep devReport) {
+	for _, s := range []devstack.Service{rep.DynamoDB, rep.S3} {
+		state := "not running"
+		switch {
+		case s.Running && s.StartedByUs:
+			state = "running, pid " + strconv.Itoa(s.PID)
+		case s.Running:
+			state = "running (not started by streamfold)"
+		case sub == "down" && s.PID != 0:
+			state = "stopped pid " + strconv.Itoa(s.PID)
+		}
+		fmt.Fprintf(env.stdout, "%-9s %-24s %s\n", s.Name, s.Endpoint, state)
+	}
+	if len(rep.Tables) > 0 {
+		created := 0
+		for _, t := range rep.Tables {
+			if t.Created {
+				created++
+			}
+		}
+		fmt.Fprintf(env.stdout, "tables    %d ready (%d created), e.g. %s\n", len(rep.Tables), created, rep.Tables[0].Name)
+		fmt.Fprintf(env.stdout, "bucket    %s\n", rep.Bucket)
+		fmt.Fprintf(env.stdout, "\nexport STREAMFOLD_DYNAMODB_ENDPOINT=%s STREAMFOLD_S3_ENDPOINT=%s\n", rep.DynamoDB.Endpoint, rep.S3.Endpoint)
+	}
+}
+
+func envInt(env *cliEnv, key string, def int) int {
+	if v := env.getenv(key); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/schema"
+)
+
+func init() {
+	register(command{name: "emit", summary: "append NDJSON events (envelopes, GitHub deliveries, EventBridge events) to the event table", run: runEmit})
+}
+
+const emitHelp = `Usage: streamfold emit [flags] [FILE|-]
+
+Reads NDJSON (from FILE, or standard input when FILE is "-" or absent) and
+appends every valid line to the event table. Each line is one of:
+
+  an envelope        {"id":..,"source":..,"type":..,"time":..,"data":{..}}
+  a GitHub delivery  {"headers":{"X-GitHub-Event":"workflow_job","X-GitHub-Delivery":".."},"body":{..}}
+  an EventBridge     {"detail-type":"Step Functions Execution Status Change","source":"aws.states","detail":{..}}
+  event
+
+Lines are validated first; an invalid line is reported by number with the
+field at fault and the rest are still written. An event whose id was already
+appended is counted as a duplicate and not written again. Step Functions
+events of state machines without the agent tags are skipped.
+
+Prints a JSON summary on standard output:
+  {"accepted":N,"duplicates":N,"skipped":N,"rejected":[{"line":N,"error":".."}]}
+
+Exit status: 0 nothing rejected; 1 some lines rejected (valid ones written);
+2 usage error; 3 some writes failed or the table could not be reached.
+
+Example:
+  streamfold simulate --events 1000 --out - | streamfold emit -
+
+Flags:
+`
+
+func runEmit(ctx context.Context, env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("emit", flag.ContinueOnError)
+	var g globals
+	g.register(fs, env)
+	sfnTags := fs.String("sfn-tags", "", `where Step Functions state machine tags come from: "aws" (ListTagsForResource), a JSON file {"<stateMachineArn>":{"Type":"Agent",..}}, or "none" (reject native Step Functions lines); default "aws" unless --dynamodb-endpoint is set, then "none"`)
+	batch := fs.Int("batch", 500, "lines per append batch")
+	quiet := fs.Bool("quiet", false, "no progress on standard error")
+	fs.Usage = func() { fmt.Fprint(env.stderr, emitHelp); fs.PrintDefaults() }
+	if code, ok := parse(fs, env, args); !ok {
+		return code
+	}
+	if fs.NArg() > 1 {
+		return errorf(env, exitUsage, "emit: at most one input file, got %d", fs.NArg())
+	}
+	n, err := g.naming()
+	if err != nil {
+		return errorf(env, exitUsage, "emit: %v", err)
+	}
+	in := env.stdin
+	if name := fs.Arg(0); name != "" && name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return errorf(env, exitUsage, "emit: %v", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	clients, err := g.clients(ctx)
+	if err != nil {
+		return errorf(env, exitRuntime, "emit: %v", err)
+	}
+	tags, err := tagSource(*sfnTags, g.ddbEndpoint != "", func() ingest.TagLister { return sfn.NewFromConfig(clients.AWS) })
+	if err != nil {
+		return errorf(env, exitUsage, "emit: --sfn-tags: %v", err)
+	}
+	app, err := ingest.NewAppender(clients.DynamoDB, ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
+	if err != nil {
+		return errorf(env, exitUsage, "emit: %v", err)
+	}
+	cfg := ingest.EmitConfig{BatchLines: *batch, Tags: tags}
+	if !*quiet {
+		cfg.Progress = progressPrinter(env.stderr, "emit")
+	}
+	sum, err := ingest.Emit(ctx, in, app, cfg)
+	if werr := writeJSON(env.stdout, sum); werr != nil {
+		return errorf(env, exitRuntime, "emit: %v", werr)
+	}
+	switch {
+	case err != nil:
+		return errorf(env, exitRuntime, "emit: %v", err)
+	case len(sum.Failed) > 0:
+		return errorf(env, exitRuntime, "emit: %d lines could not be written (first: line %d: %s)", len(sum.Failed), sum.Failed[0].Line, sum.Failed[0].Error)
+	case len(sum.Rejected) > 0:
+		return exitFailed
+	}
+	return exitOK
+}
+
+// tagSource builds the tag source named by the --sfn-tags flag.
+func tagSource(spec string, local bool, aws func() ingest.TagLister) (ingest.TagSource, error) {
+	if spec == "" {
+		spec = "aws"
+		if local {
+			spec = "none"
+		}
+	}
+	switch spec {
+	case "none":
+		return nil, nil
+	case "aws":
+		return ingest.NewTagCache(aws(), 5*time.Minute, time.Now), nil
+	}
+	b, err := os.ReadFile(spec)
+	if err != nil {
+		return nil, err
+	}
+	var st ingest.StaticTags
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("%s: want {\"<stateMachineArn>\":{\"Type\":\"Agent\",...}}: %w", spec, err)
+	}
+	return st, nil
+}
+
+// progressPrinter returns an emit progress callback that prints at most one
+// line a second.
+func progressPrinter(w io.Writer, what string) func(int, *ingest.EmitSummary) {
+	start := time.Now()
+	last := start
+	return func(lines int, s *ingest.EmitSummary) {
+		if time.Since(last) < time.Second {
+			return
+		}
+		last = time.Now()
+		el := time.Since(start).Seconds()
+		fmt.Fprintf(w, "%s: %d lines read, %d accepted, %d duplicates, %d rejected (%.0f lines/s)\n",
+			what, lines, s.Accepted, s.Duplicates, len(s.Rejected), float64(lines)/el)
+	}
+}
