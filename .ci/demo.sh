@@ -23,7 +23,7 @@ echo "== simulate: $EVENTS events over $DAYS days (seed $SEED), appended to the 
 bin/streamfold simulate --seed "$SEED" --events "$EVENTS" --days "$DAYS"
 
 echo "== the same workload again: every event is a duplicate, nothing is written twice"
-bin/streamfold simulate --seed "$SEED" --events "$EVENTS" --days "$DAYS" --quiet | grep -E '"(accepted|duplicates)"' || true
+bin/streamfold simulate --seed "$SEED" --events "$EVENTS" --days "$DAYS" --quiet | sed -n '/"appended"/,/}/p'
 
 echo "== what the event table holds"
 bin/streamfold events summary

@@ -154,8 +154,8 @@ func printDev(env *cliEnv, sub string, rep devReport) {
 			state = "running, pid " + strconv.Itoa(s.PID)
 		case s.Running:
 			state = "running (not started by streamfold)"
-		case sub == "down" && s.PID != 0:
-			state = "stopped pid " + strconv.Itoa(s.PID)
+		case sub == "down":
+			state = "stopped"
 		}
 		fmt.Fprintf(env.stdout, "%-9s %-24s %s\n", s.Name, s.Endpoint, state)
 	}

@@ -40,14 +40,19 @@ Examples:
 Flags:
 `
 
+// appendCounts is what the event table made of the generated events.
+type appendCounts struct {
+	Accepted   int `json:"accepted"`
+	Duplicates int `json:"duplicates"`
+	Rejected   int `json:"rejected"`
+}
+
 type simulateSummary struct {
 	Generated    int                   `json:"generated"`
 	Redeliveries int                   `json:"redeliveries"`
 	OutOfOrder   int                   `json:"outOfOrder"`
 	PerDomain    map[schema.Domain]int `json:"perDomain"`
-	Accepted     int                   `json:"accepted,omitempty"`
-	Duplicates   int                   `json:"duplicates,omitempty"`
-	Rejected     int                   `json:"rejected,omitempty"`
+	Appended     *appendCounts         `json:"appended,omitempty"`
 	Seconds      float64               `json:"seconds"`
 	EventsPerSec float64               `json:"eventsPerSecond"`
 	Table        string                `json:"table,omitempty"`
@@ -97,7 +102,8 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "simulate: %v", err)
 	}
-	sum := simulateSummary{Table: n.Table(schema.TableEvents)}
+	counts := &appendCounts{}
+	sum := simulateSummary{Table: n.Table(schema.TableEvents), Appended: counts}
 	var batch []schema.Event
 	lastProgress := time.Now()
 	flush := func() error {
@@ -105,13 +111,13 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 			return nil
 		}
 		res, err := app.Append(ctx, batch)
-		sum.Accepted += res.Count(ingest.Accepted)
-		sum.Duplicates += res.Count(ingest.Duplicate)
-		sum.Rejected += res.Count(ingest.Rejected)
+		counts.Accepted += res.Count(ingest.Accepted)
+		counts.Duplicates += res.Count(ingest.Duplicate)
+		counts.Rejected += res.Count(ingest.Rejected)
 		batch = batch[:0]
 		if !*quiet && time.Since(lastProgress) >= time.Second {
 			lastProgress = time.Now()
-			done := sum.Accepted + sum.Duplicates + sum.Rejected
+			done := counts.Accepted + counts.Duplicates + counts.Rejected
 			fmt.Fprintf(env.stderr, "simulate: %d/%d events appended (%.0f/s)\n", done, cfg.Events, float64(done)/time.Since(began).Seconds())
 		}
 		return err
@@ -133,8 +139,8 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 	if err := writeJSON(env.stdout, sum); err != nil {
 		return errorf(env, exitRuntime, "simulate: %v", err)
 	}
-	if sum.Rejected > 0 {
-		return errorf(env, exitFailed, "simulate: %d generated events were rejected (a generator bug)", sum.Rejected)
+	if counts.Rejected > 0 {
+		return errorf(env, exitFailed, "simulate: %d generated events were rejected (a generator bug)", counts.Rejected)
 	}
 	return exitOK
 }
