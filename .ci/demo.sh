@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job, end to end on this machine (`make demo`): tools installed, services up,
-# a realistic workload simulated and appended to the event table, and a summary of
-# what was written. The stack stays up afterwards; `make down` stops it.
+# a realistic workload simulated and appended to the event table, the stream consumed
+# and projected, and a summary of what was written and projected. The stack stays up afterwards; `make down` stops it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -27,6 +27,12 @@ bin/streamfold simulate --seed "$SEED" --events "$EVENTS" --days "$DAYS" --quiet
 
 echo "== what the event table holds"
 bin/streamfold events summary
+
+echo "== project: consume the stream until caught up (Lambda's event source mapping semantics)"
+bin/streamfold run --until-caught-up --batch-size 1000
+
+echo "== what was projected"
+bin/streamfold summary
 
 echo
 echo "The stack is still running. Try:"

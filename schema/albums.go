@@ -126,8 +126,8 @@ func (p *AlbumEvent) AlbumKey() string { return "album-" + strconv.Itoa(p.AlbumI
 
 func (p *AlbumEvent) validate(c *checker, t string) {
 	validateWorkflowAndExecution(c, p.WorkflowType, p.ExecutionID)
-	if p.AlbumIndex < 1 || p.AlbumIndex > 1000 {
-		c.fail("albumIndex", "must be between 1 and 1000")
+	if p.AlbumIndex < 1 || p.AlbumIndex > MaxAlbums {
+		c.fail("albumIndex", "must be between 1 and "+strconv.Itoa(MaxAlbums))
 	}
 	checkYear := func(field string, y *int, required bool) {
 		switch {
@@ -242,3 +242,7 @@ func (p *TaskEvent) validate(c *checker, t string) {
 	checkAlbums("albums", p.Albums)
 	checkAlbums("validatedData", p.ValidatedData)
 }
+
+// MaxAlbums bounds the albums of one execution (albumIndex 1..MaxAlbums): an
+// execution and all its album items must fit in one DynamoDB transaction.
+const MaxAlbums = 50

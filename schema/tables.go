@@ -70,6 +70,7 @@ const (
 	TableMetrics       = "metrics"
 	TableDeadLetters   = "dead-letters"
 	TableCheckpoints   = "checkpoints"
+	TableAggregates    = "aggregates"
 	EventRetentionDays = 14
 )
 
@@ -152,6 +153,11 @@ var tables = []Table{
 		Doc:     "Records a consumer could not process: the raw record, the error and its stream position, for a person to inspect and replay.",
 		Hash:    s("consumer"), Range: sp("position"),
 		PITR: true,
+	},
+	{
+		Logical: TableAggregates,
+		Doc:     "The projector's folded state per subject (JSON) with a version for optimistic concurrency; projections are derived from it.",
+		Hash:    s("subject"),
 	},
 	{
 		Logical: TableCheckpoints,

@@ -1,0 +1,63 @@
+// Package streamrun is a local DynamoDB Streams consumer with the semantics
+// of Lambda's event source mapping. It calls a Handler with the signature
+// of a Lambda function (events.DynamoDBEvent in, events.DynamoDBEventResponse
+// out, ReportBatchItemFailures style), so the same function runs in Lambda
+// and under a Runner: in development, in tests and in long-running workers.
+//
+// The contract:
+//
+//   - Ordering. Each shard is read strictly sequentially
+//     (ParallelizationFactor 1): the handler sees a shard's records in
+//     stream order, and a record is only handed over once everything before
+//     it in its shard has been dealt with. A child shard is read only after
+//     its parent is done (or the parent has left the stream, i.e. was
+//     trimmed), so the records of an item are never handed out of order
+//     across a shard rollover.
+//
+//   - Concurrency. Different shards are read concurrently, one goroutine
+//     each: the handler must be safe for concurrent use, and records of
+//     different shards (different items) interleave.
+//
+//   - At-least-once. A record may be handed over more than once: a failed
+//     batch is retried, a partial batch response re-sends every record after
+//     the lowest failing one, and after a crash or restart everything after
+//     the last checkpoint is read again. Side effects must be idempotent.
+//     Nothing is skipped except through OnPoison (or trimming, below).
+//
+//   - Checkpoints. A checkpoint (consumer, shard) holds the sequence number
+//     of the last record dealt with — handled successfully, or given to
+//     OnPoison — and every record before it in the shard is dealt with too.
+//     It is saved after each successful batch, after the successful prefix
+//     of a partial failure and after each poisoned record. Done means the
+//     shard is closed and fully dealt with. A Runner starts each shard
+//     AFTER_SEQUENCE_NUMBER of its checkpoint, at TRIM_HORIZON when there is
+//     none. One Runner per consumer at a time (there is no lease).
+//
+//   - Failures. A handler error (or a panic, or a BatchItemFailures entry
+//     that is not a sequence number of the batch) fails the whole batch;
+//     with BisectOnError a failing batch is split in halves, each retried on
+//     its own. BatchItemFailures: the records before the lowest reported
+//     sequence number (compared as integers) are checkpointed and the batch
+//     is retried from that record. A batch is retried MaxRetryAttempts times
+//     after its first attempt, with backoff; a retry that makes progress
+//     starts a new count.
+//
+//   - Poison. When the retries are exhausted, the lowest failing record
+//     (the first of what is left of the batch) goes to OnPoison with the
+//     last cause, is checkpointed past, and the shard goes on: one bad record
+//     does not block its shard for the 24 hours of stream retention. If
+//     OnPoison fails, Run stops with its error and the record is not
+//     checkpointed: nothing is silently lost.
+//
+//   - Stream plumbing. Shards are discovered with a paginated DescribeStream
+//     every DescribeInterval and whenever a shard finishes. Expired iterators
+//     (and iterators about to expire, after 14 minutes) are re-acquired after
+//     the last record read; throttling and 5xx errors are retried with
+//     backoff; a TrimmedDataAccessException (records older than the 24 hour
+//     retention) is logged at error level, counted in Stats.Trimmed, and the
+//     shard restarts at TRIM_HORIZON.
+//
+// Progress is visible through Runner.Stats and Config.Progress: batches,
+// records, retries, poisoned records and the lag of the last record handed
+// over, so a consumer that reads nothing is noticed.
+package streamrun

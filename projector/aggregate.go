@@ -1,0 +1,80 @@
+package projector
+
+import (
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/schema"
+)
+
+// Aggregate is the folded state of one subject (a job, an execution, a
+// message, ...). Implementations are plain structs that marshal to JSON: the
+// state is stored as JSON text in the aggregates table and read back before
+// the next fold.
+//
+// Apply must be a join: idempotent (applying an event twice equals applying
+// it once), commutative and associative (any order of any multiset of the
+// same events gives the same state). Every field is therefore a max by
+// precedence, a min or max of times, a last-writer-wins register ordered by
+// (event time, event id), or a map of such. This is what makes duplicates,
+// redeliveries and out-of-order arrival harmless.
+type Aggregate interface {
+	// Apply folds one validated event of this aggregate's subject.
+	Apply(e schema.Event, p schema.Payload)
+	// Items returns the projection items the state implies (full items, keys
+	// included), to be written as puts. An empty result writes nothing (for
+	// example a non-agent execution).
+	Items() []Item
+	// Contributions returns what this state adds to shared counter rows. The
+	// projector writes contributions(new) - contributions(old) as ADD deltas,
+	// so a counter row always equals the sum over aggregates of their current
+	// contributions.
+	Contributions() []Contribution
+}
+
+// Item is one projection item to put.
+type Item struct {
+	// Table is the logical table name (schema.Table*).
+	Table string
+	Item  map[string]types.AttributeValue
+}
+
+// Contribution is one aggregate's share of one counter row.
+type Contribution struct {
+	// Table is the logical table name of the counter row.
+	Table string
+	// Key is the row's primary key.
+	Key map[string]types.AttributeValue
+	// Attrs are static attributes set on the row (if_not_exists semantics is
+	// not needed: they are functions of the key), e.g. entityType, date.
+	Attrs map[string]types.AttributeValue
+	// Counters are integer counters to ADD. A counter listed in Scale is a
+	// fixed-point decimal: value 6000 with scale 6 is written as 0.006000
+	// (money is kept in micro-dollars, see Micros), so sums stay exact.
+	Counters map[string]int64
+	Scale    map[string]int
+}
+
+// RowID identifies a counter row: its table and key, rendered canonically.
+func (c Contribution) RowID() string { return c.Table + "\x00" + keyString(c.Key) }
+
+// Micros converts dollars to integer micro-dollars, rounding half away from zero.
+func Micros(dollars float64) int64 {
+	if dollars < 0 {
+		return -int64(-dollars*1e6 + 0.5)
+	}
+	return int64(dollars*1e6 + 0.5)
+}
+
+// AggregateKind names an aggregate type. It is stored next to the state so
+// that the state can be decoded again.
+type AggregateKind string
+
+// The aggregate kinds, one per kind of subject.
+const (
+	KindAgentExecution AggregateKind = "agent-execution" // states/execution/<arn>
+	KindAlbumExecution AggregateKind = "album-execution" // albums/execution/<id> (execution + its albums)
+	KindTask           AggregateKind = "album-task"      // albums/task/<id>
+	KindJob            AggregateKind = "job"             // github/<inst>/job/<id> (webhooks + runner events)
+	KindDeployment     AggregateKind = "deployment"      // github/<inst>/deployment/<id>
+	KindMessage        AggregateKind = "message"         // messages/<id>
+)

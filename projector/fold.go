@@ -1,0 +1,311 @@
+package projector
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/schema"
+)
+
+// The folds are pure: Apply, Items and Contributions read nothing but the
+// state and the event, never the clock. Every state field is one of
+//
+//   - a constant of the subject (an ARN, an id) joined with keepLeast, so that
+//     even a producer that disagrees with itself gives one answer;
+//   - a min or max of times (keepEarliest, keepLatest);
+//   - an LWW register, ordered by Stamp: (rank, event time, event id);
+//   - a status register, an LWW whose rank is the status's Precedence, so a
+//     later status of a lower rank never overwrites a higher one;
+//   - a map or a set of the above.
+//
+// Each is a join (idempotent, commutative, associative), so a state folds to
+// the same value from any order of any multiset of the same events.
+
+// kindByType maps every event type to the aggregate kind it folds into.
+var kindByType = map[string]AggregateKind{
+	schema.TypeExecutionStatusChange: KindAgentExecution,
+
+	schema.TypeAlbumExecutionStarted:   KindAlbumExecution,
+	schema.TypeAlbumExecutionStep:      KindAlbumExecution,
+	schema.TypeAlbumExecutionWaiting:   KindAlbumExecution,
+	schema.TypeAlbumExecutionCompleted: KindAlbumExecution,
+	schema.TypeAlbumExecutionFailed:    KindAlbumExecution,
+	schema.TypeAlbumExtracted:          KindAlbumExecution,
+	schema.TypeAlbumValidated:          KindAlbumExecution,
+	schema.TypeAlbumPriced:             KindAlbumExecution,
+
+	schema.TypeTaskCreated:   KindTask,
+	schema.TypeTaskCompleted: KindTask,
+	schema.TypeTaskExpired:   KindTask,
+
+	schema.TypeJobQueued:         KindJob,
+	schema.TypeJobWaiting:        KindJob,
+	schema.TypeJobInProgress:     KindJob,
+	schema.TypeJobCompleted:      KindJob,
+	schema.TypeRunnerScheduled:   KindJob,
+	schema.TypeRunnerRescheduled: KindJob,
+	schema.TypeRunnerAttached:    KindJob,
+	schema.TypeRunnerInterrupted: KindJob,
+	schema.TypeRunnerTerminated:  KindJob,
+
+	schema.TypeDeploymentPending:  KindDeployment,
+	schema.TypeDeploymentApproved: KindDeployment,
+	schema.TypeDeploymentRejected: KindDeployment,
+
+	schema.TypeMessageCreated:    KindMessage,
+	schema.TypeMessageQueued:     KindMessage,
+	schema.TypeMessageProcessing: KindMessage,
+	schema.TypeMessageCompleted:  KindMessage,
+	schema.TypeMessageFailed:     KindMessage,
+}
+
+// KindFor returns the aggregate kind an event type folds into.
+func KindFor(eventType string) (AggregateKind, bool) {
+	k, ok := kindByType[eventType]
+	return k, ok
+}
+
+// NewAggregate returns an empty aggregate of a kind (nil for an unknown kind).
+// Its state is a pointer to a struct that marshals to JSON; unmarshal stored
+// state into it to resume folding.
+func NewAggregate(k AggregateKind) Aggregate {
+	switch k {
+	case KindAgentExecution:
+		return &AgentExecutionState{}
+	case KindAlbumExecution:
+		return &AlbumExecutionState{}
+	case KindTask:
+		return &TaskState{}
+	case KindJob:
+		return &JobState{}
+	case KindDeployment:
+		return &DeploymentState{}
+	case KindMessage:
+		return &MessageState{}
+	}
+	return nil
+}
+
+// Stamp orders the writes of LWW registers: by Rank, then event time, then
+// event id. Rank is 0 for plain last-writer-wins and the status's precedence
+// for status registers. Within one subject (time, id) identifies an event,
+// and an event writes a register at most once, so the order is total.
+type Stamp struct {
+	Rank int       `json:"r,omitempty"`
+	Time time.Time `json:"t"`
+	ID   string    `json:"id"`
+}
+
+// StampOf is the rank-0 stamp of an event.
+func StampOf(e schema.Event) Stamp { return Stamp{Time: e.Time.UTC(), ID: e.ID} }
+
+// Ranked returns the stamp with another rank.
+func (s Stamp) Ranked(rank int) Stamp {
+	s.Rank = rank
+	return s
+}
+
+// Compare returns -1, 0 or +1 as s orders before, equal to or after o.
+func (s Stamp) Compare(o Stamp) int {
+	switch {
+	case s.Rank != o.Rank:
+		if s.Rank < o.Rank {
+			return -1
+		}
+		return 1
+	case !s.Time.Equal(o.Time):
+		return s.Time.Compare(o.Time)
+	}
+	return strings.Compare(s.ID, o.ID)
+}
+
+// IsZero reports an unset stamp (no event has written the register).
+func (s Stamp) IsZero() bool { return s.Rank == 0 && s.Time.IsZero() && s.ID == "" }
+
+// LWW is a last-writer-wins register: it holds the value written with the
+// greatest Stamp. It marshals as {"r":rank,"t":time,"id":id,"v":value}.
+type LWW[T any] struct {
+	Stamp
+	V T `json:"v"`
+}
+
+// Set writes v if s orders after the current stamp (or the register is unset).
+func (r *LWW[T]) Set(s Stamp, v T) {
+	if r.Stamp.IsZero() || s.Compare(r.Stamp) > 0 {
+		r.Stamp, r.V = s, v
+	}
+}
+
+// Known reports whether any event has written the register.
+func (r LWW[T]) Known() bool { return !r.Stamp.IsZero() }
+
+// IsZero reports an unset register (for the omitzero JSON option).
+func (r LWW[T]) IsZero() bool { return r.Stamp.IsZero() }
+
+// Precedence ranks the statuses of a lifecycle: a status register moves only
+// to a status of a higher rank, or of the same rank with a later stamp (for
+// example two terminal statuses, or running and waiting that alternate).
+type Precedence map[string]int
+
+// Offer writes status into r if its precedence allows it; an unknown status
+// is ignored. It returns the ranked stamp it used (for registers that must
+// follow the status, such as a terminal status's stop time) and whether the
+// status was known.
+func (p Precedence) Offer(r *LWW[string], status string, s Stamp) (Stamp, bool) {
+	rank, ok := p[status]
+	if !ok {
+		return s, false
+	}
+	s = s.Ranked(rank)
+	r.Set(s, status)
+	return s, true
+}
+
+// keepLeast joins a constant of the subject: the least non-empty value.
+func keepLeast(dst *string, v string) {
+	if v != "" && (*dst == "" || v < *dst) {
+		*dst = v
+	}
+}
+
+// keepMax joins a non-negative integer constant of the subject.
+func keepMax[T int | int64](dst *T, v T) {
+	if v > *dst {
+		*dst = v
+	}
+}
+
+// keepEarliest keeps the earliest non-zero time.
+func keepEarliest(dst *time.Time, t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	t = t.UTC()
+	if dst.IsZero() || t.Before(*dst) {
+		*dst = t
+	}
+}
+
+// keepLatest keeps the latest non-zero time.
+func keepLatest(dst *time.Time, t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	t = t.UTC()
+	if dst.IsZero() || t.After(*dst) {
+		*dst = t
+	}
+}
+
+// recordedTime is when the writer appended the event, or its time when the
+// event was never appended (unit tests, replays of raw files).
+func recordedTime(e schema.Event) time.Time {
+	if e.RecordedAt != nil && !e.RecordedAt.IsZero() {
+		return e.RecordedAt.UTC()
+	}
+	return e.Time.UTC()
+}
+
+// payloadOf returns the typed payload, decoding the event when none is given.
+func payloadOf(e schema.Event, p schema.Payload) schema.Payload {
+	if p != nil {
+		return p
+	}
+	p, err := schema.Decode(e)
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// isoMillis is the time format of every projection: ISO 8601, UTC, milliseconds.
+const isoMillis = "2006-01-02T15:04:05.000Z"
+
+// FormatTime formats a time as projections store it ("2006-01-02T15:04:05.000Z").
+func FormatTime(t time.Time) string { return t.UTC().Format(isoMillis) }
+
+// ttlOf is the expiry (epoch seconds) of an item of a table created at t.
+func ttlOf(table string, t time.Time) int64 {
+	spec, _ := schema.TableSpec(table)
+	return t.AddDate(0, 0, spec.TTLDays).Unix()
+}
+
+// dayOf is the UTC date of t, "2006-01-02".
+func dayOf(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+// formatMicros renders micro-units as an exact decimal ("0.006", "12", "-1.5").
+func formatMicros(m int64) string {
+	neg := m < 0
+	if neg {
+		m = -m
+	}
+	s := strconv.FormatInt(m/1_000_000, 10)
+	if frac := m % 1_000_000; frac != 0 {
+		f := strconv.FormatInt(frac+1_000_000, 10)[1:]
+		s += "." + strings.TrimRight(f, "0")
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// formatFloat renders a number as DynamoDB N text (shortest exact form).
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// itemAttrs builds a DynamoDB item; its setters omit unknown values, so an
+// item never carries an empty string or a zero time it does not know.
+type itemAttrs map[string]types.AttributeValue
+
+func (m itemAttrs) str(name, v string) {
+	if v != "" {
+		m[name] = &types.AttributeValueMemberS{Value: v}
+	}
+}
+
+func (m itemAttrs) num(name string, v int64) {
+	m[name] = &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+
+func (m itemAttrs) numText(name, v string) {
+	m[name] = &types.AttributeValueMemberN{Value: v}
+}
+
+func (m itemAttrs) boolean(name string, v bool) {
+	m[name] = &types.AttributeValueMemberBOOL{Value: v}
+}
+
+func (m itemAttrs) at(name string, t time.Time) {
+	if !t.IsZero() {
+		m[name] = &types.AttributeValueMemberS{Value: FormatTime(t)}
+	}
+}
+
+// lwwStr sets a string attribute from a register, if it is known.
+func (m itemAttrs) lwwStr(name string, r LWW[string]) {
+	if r.Known() {
+		m.str(name, r.V)
+	}
+}
+
+// lwwInt sets a number attribute from a register, if it is known.
+func (m itemAttrs) lwwInt(name string, r LWW[int64]) {
+	if r.Known() {
+		m.num(name, r.V)
+	}
+}
+
+// lwwFloat sets a number attribute from a register, if it is known.
+func (m itemAttrs) lwwFloat(name string, r LWW[float64]) {
+	if r.Known() {
+		m.numText(name, formatFloat(r.V))
+	}
+}
+
+func avS(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func avN(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}

@@ -1,0 +1,412 @@
+package projector
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/schema"
+)
+
+// Album workflow statuses (seed 001). running and waiting alternate (a human
+// validation task makes an execution wait, its completion makes it run
+// again), so they share a rank and the later by (time, id) wins; completed
+// and failed absorb them, and if both appear the later by (time, id) wins.
+var albumExecutionStatuses = Precedence{
+	"running":   0,
+	"waiting":   0,
+	"completed": 1,
+	"failed":    1,
+}
+
+// albumStatusOf is the status an execution event moves to.
+var albumStatusOf = map[string]string{
+	schema.TypeAlbumExecutionStarted:   "running",
+	schema.TypeAlbumExecutionStep:      "running",
+	schema.TypeAlbumExecutionWaiting:   "waiting",
+	schema.TypeAlbumExecutionCompleted: "completed",
+	schema.TypeAlbumExecutionFailed:    "failed",
+}
+
+// Task statuses: pending, then completed or expired.
+var taskStatuses = Precedence{"pending": 0, "completed": 1, "expired": 1}
+
+var taskStatusOf = map[string]string{
+	schema.TypeTaskCreated:   "pending",
+	schema.TypeTaskCompleted: "completed",
+	schema.TypeTaskExpired:   "expired",
+}
+
+// AlbumExecutionState is the fold of one sf/ldf album-workflow execution and
+// its albums (albums/execution/<id>): the execution item, one item per
+// album, and the execution's share of its day's metrics row (seed 001).
+type AlbumExecutionState struct {
+	WorkflowType string      `json:"workflowType,omitempty"`
+	ExecutionID  string      `json:"executionId,omitempty"`
+	ImageS3Key   LWW[string] `json:"imageS3Key,omitzero"`
+	Status       LWW[string] `json:"status,omitzero"`
+	CurrentStep  LWW[string] `json:"currentStep,omitzero"`
+	// Outcome is written by terminal events with the status's stamp, so it
+	// belongs to the terminal event whose status won.
+	Outcome LWW[AlbumOutcome] `json:"outcome,omitzero"`
+	// StartedAt is the earliest started event's time, FirstAt the earliest
+	// time of any event, UpdatedAt the latest recordedat.
+	StartedAt time.Time           `json:"startedAt,omitzero"`
+	FirstAt   time.Time           `json:"firstAt,omitzero"`
+	UpdatedAt time.Time           `json:"updatedAt,omitzero"`
+	Albums    map[int]*AlbumState `json:"albums,omitempty"`
+}
+
+// AlbumOutcome is what a completed or failed event reports.
+type AlbumOutcome struct {
+	DurationMs    *int64   `json:"durationMs,omitempty"`
+	EstimatedCost *float64 `json:"estimatedCost,omitempty"`
+	Error         string   `json:"error,omitempty"`
+}
+
+// AlbumState is one album of an execution. Year is written with rank 1 by
+// album.validated, so a validated year beats the extracted one whatever the
+// clocks say.
+type AlbumState struct {
+	AlbumName       LWW[string]             `json:"albumName,omitzero"`
+	Artist          LWW[string]             `json:"artist,omitzero"`
+	Year            LWW[int64]              `json:"year,omitzero"`
+	YearValidated   LWW[bool]               `json:"yearValidated,omitzero"`
+	YearOriginal    LWW[int64]              `json:"yearOriginal,omitzero"`
+	PriceEstimate   LWW[float64]            `json:"priceEstimate,omitzero"`
+	PriceConfidence LWW[float64]            `json:"priceConfidence,omitzero"`
+	PriceSource     LWW[string]             `json:"priceSource,omitzero"`
+	ImageRegion     LWW[schema.ImageRegion] `json:"imageRegion,omitzero"`
+	CreatedAt       time.Time               `json:"createdAt,omitzero"`
+	UpdatedAt       time.Time               `json:"updatedAt,omitzero"`
+}
+
+// Apply folds album.execution.* and album.{extracted,validated,priced} events.
+func (a *AlbumExecutionState) Apply(e schema.Event, p schema.Payload) {
+	s := StampOf(e)
+	switch d := payloadOf(e, p).(type) {
+	case *schema.AlbumExecutionEvent:
+		keepLeast(&a.WorkflowType, d.WorkflowType)
+		keepLeast(&a.ExecutionID, d.ExecutionID)
+		if d.ImageS3Key != "" {
+			a.ImageS3Key.Set(s, d.ImageS3Key)
+		}
+		if d.CurrentStep != "" {
+			a.CurrentStep.Set(s, d.CurrentStep)
+		}
+		if e.Type == schema.TypeAlbumExecutionStarted {
+			keepEarliest(&a.StartedAt, e.Time)
+		}
+		if rs, ok := albumExecutionStatuses.Offer(&a.Status, albumStatusOf[e.Type], s); ok && rs.Rank > 0 {
+			a.Outcome.Set(rs, AlbumOutcome{DurationMs: d.DurationMs, EstimatedCost: d.EstimatedCost, Error: d.Error})
+		}
+	case *schema.AlbumEvent:
+		keepLeast(&a.WorkflowType, d.WorkflowType)
+		keepLeast(&a.ExecutionID, d.ExecutionID)
+		if a.Albums == nil {
+			a.Albums = map[int]*AlbumState{}
+		}
+		al := a.Albums[d.AlbumIndex]
+		if al == nil {
+			al = &AlbumState{}
+			a.Albums[d.AlbumIndex] = al
+		}
+		al.apply(e, d, s)
+	default:
+		return
+	}
+	keepEarliest(&a.FirstAt, e.Time)
+	keepLatest(&a.UpdatedAt, recordedTime(e))
+}
+
+func (al *AlbumState) apply(e schema.Event, d *schema.AlbumEvent, s Stamp) {
+	if d.AlbumName != "" {
+		al.AlbumName.Set(s, d.AlbumName)
+	}
+	if d.Artist != "" {
+		al.Artist.Set(s, d.Artist)
+	}
+	if d.Year != nil {
+		ys := s
+		if e.Type == schema.TypeAlbumValidated {
+			ys = s.Ranked(1)
+		}
+		al.Year.Set(ys, int64(*d.Year))
+	}
+	if d.YearValidated != nil {
+		al.YearValidated.Set(s, *d.YearValidated)
+	}
+	if d.YearOriginal != nil {
+		al.YearOriginal.Set(s, int64(*d.YearOriginal))
+	}
+	if d.PriceEstimate != nil {
+		al.PriceEstimate.Set(s, *d.PriceEstimate)
+	}
+	if d.PriceConfidence != nil {
+		al.PriceConfidence.Set(s, *d.PriceConfidence)
+	}
+	if d.PriceSource != "" {
+		al.PriceSource.Set(s, d.PriceSource)
+	}
+	if d.ImageRegion != nil {
+		al.ImageRegion.Set(s, *d.ImageRegion)
+	}
+	keepEarliest(&al.CreatedAt, e.Time)
+	keepLatest(&al.UpdatedAt, recordedTime(e))
+}
+
+// terminal reports whether the execution has completed or failed.
+func (a *AlbumExecutionState) terminal() bool { return a.Status.Known() && a.Status.Rank > 0 }
+
+// createdAt is when the execution started: its started event's time; if
+// that is missing, its completion time minus durationMs; else its first
+// event's time. It dates the execution item and its metrics row.
+func (a *AlbumExecutionState) createdAt() time.Time {
+	if !a.StartedAt.IsZero() {
+		return a.StartedAt
+	}
+	if a.terminal() && a.Outcome.V.DurationMs != nil {
+		return a.Status.Time.Add(-time.Duration(*a.Outcome.V.DurationMs) * time.Millisecond)
+	}
+	return a.FirstAt
+}
+
+// Items returns the execution item (sk "metadata") and one item per album
+// (sk "album-<index>"), in album order.
+func (a *AlbumExecutionState) Items() []Item {
+	if a.ExecutionID == "" {
+		return nil
+	}
+	it := itemAttrs{
+		"pk":         avS(a.ExecutionID),
+		"sk":         avS("metadata"),
+		"entityType": avS("execution"),
+		"sortValue":  avN(0),
+	}
+	it.str("workflowType", a.WorkflowType)
+	it.str("executionId", a.ExecutionID)
+	it.lwwStr("imageS3Key", a.ImageS3Key)
+	it.lwwStr("status", a.Status)
+	it.lwwStr("currentStep", a.CurrentStep)
+	it.at("startTime", a.StartedAt)
+	if a.terminal() {
+		it.at("endTime", a.Status.Time)
+		o := a.Outcome.V
+		if o.DurationMs != nil {
+			it.num("durationMs", *o.DurationMs)
+		}
+		if o.EstimatedCost != nil {
+			it.numText("estimatedCost", formatFloat(*o.EstimatedCost))
+		}
+		it.str("error", o.Error)
+	}
+	it.at("createdAt", a.createdAt())
+	it.at("updatedAt", a.UpdatedAt)
+	items := []Item{{Table: schema.TableWorkflows, Item: it}}
+
+	indexes := make([]int, 0, len(a.Albums))
+	for i := range a.Albums {
+		indexes = append(indexes, i)
+	}
+	slices.Sort(indexes)
+	for _, i := range indexes {
+		al := a.Albums[i]
+		ai := itemAttrs{
+			"pk":         avS(a.ExecutionID),
+			"sk":         avS("album-" + strconv.Itoa(i)),
+			"entityType": avS("album"),
+			"albumIndex": avN(int64(i)),
+			"sortValue":  avN(int64(i)),
+		}
+		ai.str("workflowType", a.WorkflowType)
+		ai.str("executionId", a.ExecutionID)
+		ai.lwwStr("albumName", al.AlbumName)
+		ai.lwwStr("artist", al.Artist)
+		ai.lwwInt("year", al.Year)
+		if al.YearValidated.Known() {
+			ai.boolean("yearValidated", al.YearValidated.V)
+		}
+		ai.lwwInt("yearOriginal", al.YearOriginal)
+		ai.lwwFloat("priceEstimate", al.PriceEstimate)
+		ai.lwwFloat("priceConfidence", al.PriceConfidence)
+		ai.lwwStr("priceSource", al.PriceSource)
+		if r := al.ImageRegion; r.Known() {
+			ai["imageRegion"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+				"x": avN(int64(r.V.X)), "y": avN(int64(r.V.Y)), "width": avN(int64(r.V.Width)), "height": avN(int64(r.V.Height)),
+			}}
+		}
+		ai.at("createdAt", al.CreatedAt)
+		ai.at("updatedAt", al.UpdatedAt)
+		items = append(items, Item{Table: schema.TableWorkflows, Item: ai})
+	}
+	return items
+}
+
+// Contributions returns the execution's share of the daily metrics row of
+// its workflow type (seed 001 "Metrics Entity"): pk is the date of the
+// execution's start (else its completion time minus durationMs, else its
+// first event's time), sk "metrics-<workflowType>".
+//
+// The row holds sums only: executionCount, successCount, failureCount,
+// durationSumMs and durationCount (terminal executions that report
+// durationMs), and totalCost in micro-dollars (Scale 6). The seed's averages
+// are derived on read: avgDurationMs = durationSumMs / durationCount,
+// avgCostPerExecution = totalCost / executionCount. Sums, unlike averages,
+// can be maintained by ADD deltas.
+func (a *AlbumExecutionState) Contributions() []Contribution {
+	if a.WorkflowType == "" || a.FirstAt.IsZero() {
+		return nil
+	}
+	var o AlbumOutcome
+	if a.terminal() {
+		o = a.Outcome.V
+	}
+	date := dayOf(a.createdAt())
+	c := map[string]int64{
+		"executionCount": 1,
+		"successCount":   0,
+		"failureCount":   0,
+		"durationSumMs":  0,
+		"durationCount":  0,
+		"totalCost":      0,
+	}
+	if a.terminal() {
+		if a.Status.V == "completed" {
+			c["successCount"] = 1
+		} else {
+			c["failureCount"] = 1
+		}
+		if o.DurationMs != nil {
+			c["durationSumMs"], c["durationCount"] = *o.DurationMs, 1
+		}
+		if o.EstimatedCost != nil {
+			c["totalCost"] = Micros(*o.EstimatedCost)
+		}
+	}
+	return []Contribution{{
+		Table: schema.TableWorkflows,
+		Key:   map[string]types.AttributeValue{"pk": avS(date), "sk": avS("metrics-" + a.WorkflowType)},
+		Attrs: map[string]types.AttributeValue{
+			"entityType":   avS("metrics"),
+			"workflowType": avS(a.WorkflowType),
+			"date":         avS(date),
+			"period":       avS("daily"),
+			"status":       avS("daily"), // GSI1's first sort attribute (docs/decisions.md)
+			"createdAt":    avS(date + "T00:00:00.000Z"),
+		},
+		Counters: c,
+		Scale:    map[string]int{"totalCost": 6},
+	}}
+}
+
+// TaskState is the fold of one human validation task (albums/task/<id>).
+type TaskState struct {
+	TaskID        string                  `json:"taskId,omitempty"`
+	WorkflowType  string                  `json:"workflowType,omitempty"`
+	ExecutionID   string                  `json:"executionId,omitempty"`
+	Status        LWW[string]             `json:"status,omitzero"`
+	ImageS3Key    LWW[string]             `json:"imageS3Key,omitzero"`
+	Albums        LWW[[]schema.TaskAlbum] `json:"albums,omitzero"`
+	ValidatedData LWW[[]schema.TaskAlbum] `json:"validatedData,omitzero"`
+	TaskToken     LWW[string]             `json:"taskToken,omitzero"`
+	ExpiresAt     LWW[time.Time]          `json:"expiresAt,omitzero"`
+	// CreatedAt and CompletedAt are the earliest created and completed
+	// events' times; FirstAt the earliest event's; UpdatedAt the latest
+	// recordedat.
+	CreatedAt   time.Time `json:"createdAt,omitzero"`
+	CompletedAt time.Time `json:"completedAt,omitzero"`
+	FirstAt     time.Time `json:"firstAt,omitzero"`
+	UpdatedAt   time.Time `json:"updatedAt,omitzero"`
+}
+
+// Apply folds album.task.* events.
+func (t *TaskState) Apply(e schema.Event, p schema.Payload) {
+	d, ok := payloadOf(e, p).(*schema.TaskEvent)
+	if !ok {
+		return
+	}
+	s := StampOf(e)
+	keepLeast(&t.TaskID, d.TaskID)
+	keepLeast(&t.WorkflowType, d.WorkflowType)
+	keepLeast(&t.ExecutionID, d.ExecutionID)
+	taskStatuses.Offer(&t.Status, taskStatusOf[e.Type], s)
+	if d.ImageS3Key != "" {
+		t.ImageS3Key.Set(s, d.ImageS3Key)
+	}
+	if len(d.Albums) > 0 {
+		t.Albums.Set(s, d.Albums)
+	}
+	if len(d.ValidatedData) > 0 {
+		t.ValidatedData.Set(s, d.ValidatedData)
+	}
+	if d.TaskToken != "" {
+		t.TaskToken.Set(s, d.TaskToken)
+	}
+	if d.ExpiresAt != nil {
+		t.ExpiresAt.Set(s, d.ExpiresAt.UTC())
+	}
+	switch e.Type {
+	case schema.TypeTaskCreated:
+		keepEarliest(&t.CreatedAt, e.Time)
+	case schema.TypeTaskCompleted:
+		keepEarliest(&t.CompletedAt, e.Time)
+	}
+	keepEarliest(&t.FirstAt, e.Time)
+	keepLatest(&t.UpdatedAt, recordedTime(e))
+}
+
+// Items returns the task item (pk taskId, sk "metadata"). createdAt (GSI1's
+// second sort attribute) is the created event's time, or the first event's
+// until it is known; sortValue is createdAt in epoch milliseconds.
+func (t *TaskState) Items() []Item {
+	if t.TaskID == "" {
+		return nil
+	}
+	created := t.CreatedAt
+	if created.IsZero() {
+		created = t.FirstAt
+	}
+	it := itemAttrs{
+		"pk":         avS(t.TaskID),
+		"sk":         avS("metadata"),
+		"entityType": avS("task"),
+		"sortValue":  avN(created.UnixMilli()),
+	}
+	it.lwwStr("status", t.Status)
+	it.str("taskId", t.TaskID)
+	it.str("executionId", t.ExecutionID)
+	it.str("workflowType", t.WorkflowType)
+	it.lwwStr("imageS3Key", t.ImageS3Key)
+	if t.Albums.Known() {
+		it["albums"] = taskAlbumsAV(t.Albums.V)
+	}
+	if t.ValidatedData.Known() {
+		it["validatedData"] = taskAlbumsAV(t.ValidatedData.V)
+	}
+	it.lwwStr("taskToken", t.TaskToken)
+	if t.ExpiresAt.Known() {
+		it.at("expiresAt", t.ExpiresAt.V)
+	}
+	it.at("createdAt", created)
+	it.at("completedAt", t.CompletedAt)
+	it.at("updatedAt", t.UpdatedAt)
+	return []Item{{Table: schema.TableWorkflows, Item: it}}
+}
+
+// Contributions: tasks feed no counter rows.
+func (t *TaskState) Contributions() []Contribution { return nil }
+
+func taskAlbumsAV(albums []schema.TaskAlbum) types.AttributeValue {
+	l := make([]types.AttributeValue, len(albums))
+	for i, a := range albums {
+		l[i] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+			"albumIndex": avN(int64(a.AlbumIndex)),
+			"albumName":  avS(a.AlbumName),
+			"artist":     avS(a.Artist),
+			"year":       avN(int64(a.Year)),
+		}}
+	}
+	return &types.AttributeValueMemberL{Value: l}
+}

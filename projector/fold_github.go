@@ -1,0 +1,471 @@
+package projector
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/schema"
+)
+
+// Job statuses (seed 003): queued < waiting < scheduled < in_progress <
+// completed. A late queued webhook (a redelivery, or the second queued
+// delivery of an approved deployment) never moves a job back; "scheduled"
+// comes from runson.runner.scheduled.
+var jobStatuses = Precedence{
+	"queued":      0,
+	"waiting":     1,
+	"scheduled":   2,
+	"in_progress": 3,
+	"completed":   4,
+}
+
+// failedConclusions are the conclusions a run summary counts as failed jobs.
+var failedConclusions = map[string]bool{"failure": true, "timed_out": true, "startup_failure": true}
+
+// JobState is the fold of one GitHub workflow job and its RunsOn runners
+// (github/<installation>/job/<id>): the seed 003 workflow_jobs item and the
+// job's share of its run's summary row.
+type JobState struct {
+	InstallationID int64 `json:"installationId"`
+	JobID          int64 `json:"jobId,omitempty"`
+	RunID          int64 `json:"runId,omitempty"`
+	RunAttempt     int64 `json:"runAttempt,omitempty"`
+
+	OrgName       LWW[string]   `json:"orgName,omitzero"`
+	RepoFullName  LWW[string]   `json:"repoFullName,omitzero"`
+	RepoIsPrivate LWW[bool]     `json:"repoIsPrivate,omitzero"`
+	DefaultBranch LWW[string]   `json:"defaultBranch,omitzero"`
+	WorkflowID    LWW[int64]    `json:"workflowId,omitzero"`
+	WorkflowName  LWW[string]   `json:"workflowName,omitzero"`
+	JobName       LWW[string]   `json:"jobName,omitzero"`
+	HeadSHA       LWW[string]   `json:"headSha,omitzero"`
+	HeadBranch    LWW[string]   `json:"headBranch,omitzero"`
+	HTMLURL       LWW[string]   `json:"htmlUrl,omitzero"`
+	Labels        LWW[[]string] `json:"labels,omitzero"`
+	DeploymentID  LWW[int64]    `json:"deploymentId,omitzero"`
+	RunnerID      LWW[int64]    `json:"runnerId,omitzero"`
+	RunnerName    LWW[string]   `json:"runnerName,omitzero"`
+	RunnerGroupID LWW[int64]    `json:"runnerGroupId,omitzero"`
+
+	Status LWW[string] `json:"status,omitzero"`
+	// Conclusion and CompletedAt are written by completed webhooks with the
+	// status's stamp.
+	Conclusion  LWW[string]    `json:"conclusion,omitzero"`
+	CompletedAt LWW[time.Time] `json:"completedAt,omitzero"`
+
+	// CreatedAt is the job's created_at; ReceivedAt the earliest recordedat
+	// of a webhook; ScheduledAt the first runner scheduling's scheduled_at;
+	// StartedAt the earliest started_at of an in_progress or completed
+	// webhook (queued bodies carry started_at = created_at, so they do not
+	// count); FirstAt the earliest event time; UpdatedAt the latest recordedat.
+	CreatedAt   time.Time `json:"createdAt,omitzero"`
+	ReceivedAt  time.Time `json:"receivedAt,omitzero"`
+	ScheduledAt time.Time `json:"scheduledAt,omitzero"`
+	StartedAt   time.Time `json:"startedAt,omitzero"`
+	FirstAt     time.Time `json:"firstAt,omitzero"`
+	UpdatedAt   time.Time `json:"updatedAt,omitzero"`
+
+	// Instance fields come from runner events: each from the latest event
+	// that carries it, so after a rescheduling they describe the new
+	// instance.
+	InstanceID        LWW[string] `json:"instanceId,omitzero"`
+	InstanceType      LWW[string] `json:"instanceType,omitzero"`
+	InstanceLifecycle LWW[string] `json:"instanceLifecycle,omitzero"`
+	FleetID           LWW[string] `json:"fleetId,omitzero"`
+	PoolName          LWW[string] `json:"poolName,omitzero"`
+	WasInterrupted    bool        `json:"wasInterrupted,omitempty"`
+	// Usage holds each instance's latest reported usage, by instance_id: the
+	// job's usage is their sum, so two instances add up and a repeated
+	// report of one instance counts once.
+	Usage map[string]LWW[RunnerUsage] `json:"usage,omitempty"`
+}
+
+// RunnerUsage is an instance's usage as a runner event reports it.
+type RunnerUsage struct {
+	Seconds *float64 `json:"seconds,omitempty"`
+	Dollars *float64 `json:"dollars,omitempty"`
+}
+
+// Apply folds github.workflow_job.* and runson.runner.* events.
+func (j *JobState) Apply(e schema.Event, p schema.Payload) {
+	s := StampOf(e)
+	switch d := payloadOf(e, p).(type) {
+	case *schema.WorkflowJobWebhook:
+		j.applyWebhook(e, d, s)
+	case *schema.RunnerEvent:
+		j.applyRunner(e, d, s)
+	default:
+		return
+	}
+	keepEarliest(&j.FirstAt, e.Time)
+	keepLatest(&j.UpdatedAt, recordedTime(e))
+}
+
+func (j *JobState) applyWebhook(e schema.Event, d *schema.WorkflowJobWebhook, s Stamp) {
+	wj := &d.WorkflowJob
+	keepMax(&j.InstallationID, d.InstallationID())
+	keepMax(&j.JobID, wj.ID)
+	keepMax(&j.RunID, wj.RunID)
+	keepMax(&j.RunAttempt, int64(wj.RunAttempt))
+
+	org := ""
+	switch {
+	case d.Organization != nil && d.Organization.Login != "":
+		org = d.Organization.Login
+	case d.Repository.Owner != nil && d.Repository.Owner.Login != "":
+		org = d.Repository.Owner.Login
+	default:
+		org, _, _ = strings.Cut(d.Repository.FullName, "/")
+	}
+	setStr(&j.OrgName, s, org)
+	setStr(&j.RepoFullName, s, d.Repository.FullName)
+	j.RepoIsPrivate.Set(s, d.Repository.Private)
+	setStr(&j.DefaultBranch, s, d.Repository.DefaultBranch)
+	if id, ok := webhookWorkflowID(e.Data); ok {
+		j.WorkflowID.Set(s, id)
+	}
+	setStr(&j.WorkflowName, s, wj.WorkflowName)
+	setStr(&j.JobName, s, wj.Name)
+	setStr(&j.HeadSHA, s, wj.HeadSHA)
+	setStr(&j.HeadBranch, s, wj.HeadBranch)
+	setStr(&j.HTMLURL, s, wj.HTMLURL)
+	if len(wj.Labels) > 0 {
+		j.Labels.Set(s, wj.Labels)
+	}
+	if d.Deployment != nil && d.Deployment.ID > 0 {
+		j.DeploymentID.Set(s, d.Deployment.ID)
+	}
+	if wj.RunnerID != nil && *wj.RunnerID > 0 {
+		j.RunnerID.Set(s, *wj.RunnerID)
+	}
+	if wj.RunnerName != nil {
+		setStr(&j.RunnerName, s, *wj.RunnerName)
+	}
+	if wj.RunnerGroupID != nil && *wj.RunnerGroupID > 0 {
+		j.RunnerGroupID.Set(s, *wj.RunnerGroupID)
+	}
+	if wj.CreatedAt != nil {
+		keepEarliest(&j.CreatedAt, *wj.CreatedAt)
+	}
+	keepEarliest(&j.ReceivedAt, recordedTime(e))
+
+	rs, _ := jobStatuses.Offer(&j.Status, d.Action, s)
+	switch d.Action {
+	case "in_progress", "completed":
+		if wj.StartedAt != nil {
+			keepEarliest(&j.StartedAt, *wj.StartedAt)
+		}
+	}
+	if d.Action == "completed" {
+		if wj.Conclusion != nil && *wj.Conclusion != "" {
+			j.Conclusion.Set(rs, *wj.Conclusion)
+		}
+		if wj.CompletedAt != nil && !wj.CompletedAt.IsZero() {
+			j.CompletedAt.Set(rs, wj.CompletedAt.UTC())
+		}
+	}
+}
+
+// webhookWorkflowID reads workflow_job.workflow_id, which
+// schema.WorkflowJob does not decode; GitHub's webhook usually lacks it.
+func webhookWorkflowID(data []byte) (int64, bool) {
+	if !bytes.Contains(data, []byte(`"workflow_id"`)) {
+		return 0, false
+	}
+	var v struct {
+		WorkflowJob struct {
+			WorkflowID *int64 `json:"workflow_id"`
+		} `json:"workflow_job"`
+	}
+	if json.Unmarshal(data, &v) != nil || v.WorkflowJob.WorkflowID == nil || *v.WorkflowJob.WorkflowID <= 0 {
+		return 0, false
+	}
+	return *v.WorkflowJob.WorkflowID, true
+}
+
+func (j *JobState) applyRunner(e schema.Event, d *schema.RunnerEvent, s Stamp) {
+	keepMax(&j.InstallationID, d.InstallationID)
+	keepMax(&j.JobID, d.JobID)
+	keepMax(&j.RunID, d.RunID)
+	keepMax(&j.RunAttempt, int64(d.RunAttempt))
+	setStr(&j.RepoFullName, s, d.RepoFullName)
+	setStr(&j.InstanceID, s, d.InstanceID)
+	setStr(&j.InstanceType, s, d.InstanceType)
+	setStr(&j.InstanceLifecycle, s, d.InstanceLifecycle)
+	setStr(&j.FleetID, s, d.FleetID)
+	setStr(&j.PoolName, s, d.PoolName)
+	switch e.Type {
+	case schema.TypeRunnerScheduled:
+		jobStatuses.Offer(&j.Status, "scheduled", s)
+		if d.ScheduledAt != nil {
+			keepEarliest(&j.ScheduledAt, *d.ScheduledAt)
+		}
+	case schema.TypeRunnerInterrupted:
+		j.WasInterrupted = true
+	}
+	if d.UsageInSeconds != nil || d.UsageInDollars != nil {
+		if j.Usage == nil {
+			j.Usage = map[string]LWW[RunnerUsage]{}
+		}
+		r := j.Usage[d.InstanceID]
+		r.Set(s, RunnerUsage{Seconds: d.UsageInSeconds, Dollars: d.UsageInDollars})
+		j.Usage[d.InstanceID] = r
+	}
+}
+
+// setStr writes a non-empty string into a register.
+func setStr(r *LWW[string], s Stamp, v string) {
+	if v != "" {
+		r.Set(s, v)
+	}
+}
+
+// usage sums the instances' usage in micro-seconds and micro-dollars: exact
+// integers, so the map's order does not matter.
+func (j *JobState) usage() (seconds, dollars int64, hasSeconds, hasDollars bool) {
+	for _, r := range j.Usage {
+		if r.V.Seconds != nil {
+			seconds += Micros(*r.V.Seconds)
+			hasSeconds = true
+		}
+		if r.V.Dollars != nil {
+			dollars += Micros(*r.V.Dollars)
+			hasDollars = true
+		}
+	}
+	return
+}
+
+// Items returns the seed 003 workflow_jobs item (pk "<installation>#<job>",
+// sk "v"). Unknown attributes are left out: a job known only from runner
+// events has no created_at and so is in none of the GSIs yet.
+func (j *JobState) Items() []Item {
+	if j.JobID == 0 {
+		return nil
+	}
+	it := make(itemAttrs, 48)
+	it.str("pk", strconv.FormatInt(j.InstallationID, 10)+"#"+strconv.FormatInt(j.JobID, 10))
+	it.str("sk", "v")
+	it.num("installation_id", j.InstallationID)
+	it.num("job_id", j.JobID)
+	it.boolean("was_interrupted", j.WasInterrupted)
+	if j.RunID > 0 {
+		it.num("run_id", j.RunID)
+	}
+	if j.RunAttempt > 0 {
+		it.num("run_attempt", j.RunAttempt)
+	}
+	it.lwwStr("org_name", j.OrgName)
+	it.lwwStr("repo_full_name", j.RepoFullName)
+	if j.RepoIsPrivate.Known() {
+		it.boolean("repo_is_private", j.RepoIsPrivate.V)
+	}
+	it.lwwInt("workflow_id", j.WorkflowID)
+	it.lwwStr("workflow_name", j.WorkflowName)
+	it.lwwStr("job_name", j.JobName)
+	it.lwwStr("head_sha", j.HeadSHA)
+	it.lwwStr("head_branch", j.HeadBranch)
+	it.lwwStr("default_branch", j.DefaultBranch)
+	it.lwwStr("job_html_url", j.HTMLURL)
+	it.lwwStr("status", j.Status)
+	it.lwwStr("conclusion", j.Conclusion)
+	it.at("created_at", j.CreatedAt)
+	it.at("received_at", j.ReceivedAt)
+	it.at("scheduled_at", j.ScheduledAt)
+	it.at("started_at", j.StartedAt)
+	if j.CompletedAt.Known() {
+		it.at("completed_at", j.CompletedAt.V)
+	}
+	it.lwwStr("instance_id", j.InstanceID)
+	it.lwwStr("instance_type", j.InstanceType)
+	it.lwwStr("instance_lifecycle", j.InstanceLifecycle)
+	it.lwwStr("fleet_id", j.FleetID)
+	it.lwwStr("pool_name", j.PoolName)
+	it.lwwInt("runner_id", j.RunnerID)
+	it.lwwStr("runner_name", j.RunnerName)
+	it.lwwInt("runner_group_id", j.RunnerGroupID)
+	if j.Labels.Known() {
+		l := make([]types.AttributeValue, len(j.Labels.V))
+		for i, v := range j.Labels.V {
+			l[i] = avS(v)
+		}
+		it["labels"] = &types.AttributeValueMemberL{Value: l}
+	}
+	it.lwwInt("deployment_id", j.DeploymentID)
+	if secs, usd, hs, hd := j.usage(); hs || hd {
+		if hs {
+			it.numText("usage_in_seconds", formatMicros(secs))
+		}
+		if hd {
+			it.numText("usage_in_dollars", formatMicros(usd))
+		}
+	}
+	if !j.StartedAt.IsZero() {
+		if !j.ScheduledAt.IsZero() && !j.StartedAt.Before(j.ScheduledAt) {
+			it.num("internal_queue_duration_in_ms", j.StartedAt.Sub(j.ScheduledAt).Milliseconds())
+		}
+		if !j.CreatedAt.IsZero() && !j.StartedAt.Before(j.CreatedAt) {
+			it.num("overall_queue_duration_in_ms", j.StartedAt.Sub(j.CreatedAt).Milliseconds())
+		}
+	}
+	it.at("last_updated_at", j.UpdatedAt)
+	created := j.CreatedAt
+	if created.IsZero() {
+		created = j.FirstAt
+	}
+	if !created.IsZero() {
+		it.num("ttl", ttlOf(schema.TableWorkflowJobs, created))
+	}
+	return []Item{{Table: schema.TableWorkflowJobs, Item: it}}
+}
+
+// Contributions returns the job's share of its run's summary row in
+// workflow-runs (pk "<installation>#<run_id>#<run_attempt>", sk "v"), once
+// the run is known. Attrs are the run's own attributes, identical for every
+// job of the run; Counters are total_jobs, completed_jobs, success_jobs and
+// failed_jobs (conclusion failure, timed_out or startup_failure).
+//
+// The run's status and conclusion are not stored: a reader derives them from
+// the counters (completed_jobs == total_jobs: completed, else in_progress;
+// failed_jobs > 0: failure, success_jobs == total_jobs: success). A job
+// counts once one of its events names the run: every webhook does, runner
+// events when they carry run_id and run_attempt.
+func (j *JobState) Contributions() []Contribution {
+	if j.RunID <= 0 || j.RunAttempt <= 0 {
+		return nil
+	}
+	attrs := map[string]types.AttributeValue{
+		"installation_id": avN(j.InstallationID),
+		"run_id":          avN(j.RunID),
+		"run_attempt":     avN(j.RunAttempt),
+	}
+	m := itemAttrs(attrs)
+	m.lwwStr("repo_full_name", j.RepoFullName)
+	m.lwwStr("workflow_name", j.WorkflowName)
+	m.lwwStr("head_sha", j.HeadSHA)
+	m.lwwStr("head_branch", j.HeadBranch)
+	c := map[string]int64{"total_jobs": 1, "completed_jobs": 0, "failed_jobs": 0, "success_jobs": 0}
+	if j.Status.Known() && j.Status.V == "completed" {
+		c["completed_jobs"] = 1
+		if j.Conclusion.Known() {
+			switch {
+			case failedConclusions[j.Conclusion.V]:
+				c["failed_jobs"] = 1
+			case j.Conclusion.V == "success":
+				c["success_jobs"] = 1
+			}
+		}
+	}
+	pk := strconv.FormatInt(j.InstallationID, 10) + "#" + strconv.FormatInt(j.RunID, 10) + "#" + strconv.FormatInt(j.RunAttempt, 10)
+	return []Contribution{{
+		Table:    schema.TableWorkflowRuns,
+		Key:      map[string]types.AttributeValue{"pk": avS(pk), "sk": avS("v")},
+		Attrs:    attrs,
+		Counters: c,
+	}}
+}
+
+// Deployment approval statuses: pending, then approved or rejected.
+var deploymentStatuses = Precedence{"pending": 0, "approved": 1, "rejected": 1}
+
+var deploymentStatusOf = map[string]string{
+	schema.TypeDeploymentPending:  "pending",
+	schema.TypeDeploymentApproved: "approved",
+	schema.TypeDeploymentRejected: "rejected",
+}
+
+// DeploymentState is the fold of one deployment's approval events
+// (github/<installation>/deployment/<id>), the seed 003 deployments item.
+type DeploymentState struct {
+	InstallationID   int64       `json:"installationId"`
+	DeploymentID     int64       `json:"deploymentId,omitempty"`
+	RepoFullName     LWW[string] `json:"repoFullName,omitzero"`
+	Environment      LWW[string] `json:"environment,omitzero"`
+	RequiresApproval LWW[bool]   `json:"requiresApproval,omitzero"`
+	Status           LWW[string] `json:"status,omitzero"`
+	// PendingAt, ApprovedAt and RejectedAt are the earliest times of those
+	// events; FirstAt the earliest event time.
+	PendingAt  time.Time `json:"pendingAt,omitzero"`
+	ApprovedAt time.Time `json:"approvedAt,omitzero"`
+	RejectedAt time.Time `json:"rejectedAt,omitzero"`
+	FirstAt    time.Time `json:"firstAt,omitzero"`
+	// JobIDs is the union of the events' job_ids, sorted.
+	JobIDs []int64 `json:"jobIds,omitempty"`
+}
+
+// Apply folds github.deployment.* events.
+func (d *DeploymentState) Apply(e schema.Event, p schema.Payload) {
+	v, ok := payloadOf(e, p).(*schema.DeploymentEvent)
+	if !ok {
+		return
+	}
+	s := StampOf(e)
+	keepMax(&d.InstallationID, v.InstallationID)
+	keepMax(&d.DeploymentID, v.DeploymentID)
+	setStr(&d.RepoFullName, s, v.RepoFullName)
+	setStr(&d.Environment, s, v.Environment)
+	d.RequiresApproval.Set(s, v.RequiresApproval)
+	deploymentStatuses.Offer(&d.Status, deploymentStatusOf[e.Type], s)
+	switch e.Type {
+	case schema.TypeDeploymentPending:
+		keepEarliest(&d.PendingAt, e.Time)
+	case schema.TypeDeploymentApproved:
+		keepEarliest(&d.ApprovedAt, e.Time)
+	case schema.TypeDeploymentRejected:
+		keepEarliest(&d.RejectedAt, e.Time)
+	}
+	keepEarliest(&d.FirstAt, e.Time)
+	for _, id := range v.JobIDs {
+		if i, found := slices.BinarySearch(d.JobIDs, id); !found {
+			d.JobIDs = slices.Insert(d.JobIDs, i, id)
+		}
+	}
+}
+
+// Items returns the deployments item (pk "<installation>#<deployment>", sk
+// "v"). created_at is the pending event's time, or the first event's until
+// that is known; ttl counts from it.
+func (d *DeploymentState) Items() []Item {
+	if d.DeploymentID == 0 {
+		return nil
+	}
+	created := d.PendingAt
+	if created.IsZero() {
+		created = d.FirstAt
+	}
+	it := itemAttrs{
+		"pk":              avS(strconv.FormatInt(d.InstallationID, 10) + "#" + strconv.FormatInt(d.DeploymentID, 10)),
+		"sk":              avS("v"),
+		"installation_id": avN(d.InstallationID),
+		"deployment_id":   avN(d.DeploymentID),
+	}
+	it.lwwStr("repo_full_name", d.RepoFullName)
+	it.lwwStr("environment", d.Environment)
+	it.lwwStr("status", d.Status)
+	if d.RequiresApproval.Known() {
+		it.boolean("requires_approval", d.RequiresApproval.V)
+	}
+	it.at("created_at", created)
+	it.at("approved_at", d.ApprovedAt)
+	it.at("rejected_at", d.RejectedAt)
+	if len(d.JobIDs) > 0 {
+		l := make([]types.AttributeValue, len(d.JobIDs))
+		for i, id := range d.JobIDs {
+			l[i] = avN(id)
+		}
+		it["job_ids"] = &types.AttributeValueMemberL{Value: l}
+	}
+	if !created.IsZero() {
+		it.num("ttl", ttlOf(schema.TableDeployments, created))
+	}
+	return []Item{{Table: schema.TableDeployments, Item: it}}
+}
+
+// Contributions: deployments feed no counter rows.
+func (d *DeploymentState) Contributions() []Contribution { return nil }

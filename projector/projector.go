@@ -1,0 +1,352 @@
+package projector
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/schema"
+)
+
+// Input is one decoded, validated event with its stream position.
+type Input struct {
+	Seq     string
+	Event   schema.Event
+	Payload schema.Payload
+	Kind    AggregateKind
+}
+
+// Config configures a Projector.
+type Config struct {
+	// Concurrency is how many commits run at once. Default 4.
+	Concurrency int
+	// ConflictRetries is how often an aggregate is reloaded and folded again
+	// after a version conflict before it counts as failed. Default 5.
+	ConflictRetries int
+}
+
+// SetDefaults fills zero fields.
+func (c *Config) SetDefaults() {
+	if c.Concurrency == 0 {
+		c.Concurrency = 4
+	}
+	if c.ConflictRetries == 0 {
+		c.ConflictRetries = 5
+	}
+}
+
+// Validate names the bad field.
+func (c Config) Validate() error {
+	if c.Concurrency < 1 || c.Concurrency > 64 {
+		return fmt.Errorf("projector: Config.Concurrency: must be between 1 and 64, got %d", c.Concurrency)
+	}
+	if c.ConflictRetries < 1 {
+		return fmt.Errorf("projector: Config.ConflictRetries: must be at least 1, got %d", c.ConflictRetries)
+	}
+	return nil
+}
+
+// Projector folds batches of events into their aggregates and commits the
+// resulting states, projection items and counter deltas through a Store.
+// It is safe for concurrent use by batches of different shards.
+type Projector struct {
+	store Store
+	cfg   Config
+}
+
+// New returns a Projector over store.
+func New(store Store, cfg Config) (*Projector, error) {
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Projector{store: store, cfg: cfg}, nil
+}
+
+// Outcome reports one Project call.
+type Outcome struct {
+	// Failed maps a subject to why its events could not be applied; its
+	// inputs must be delivered again.
+	Failed map[string]error
+	// Changed and Unchanged count aggregates whose state did or did not
+	// change (unchanged: every event was already applied).
+	Changed, Unchanged int
+	// Commits counts successful commits.
+	Commits int
+}
+
+// plan is one aggregate's planned writes.
+type plan struct {
+	subject string
+	state   StatePut
+	items   []Item
+	deltas  []Contribution
+}
+
+func (p plan) actions() int { return 1 + len(p.items) + len(p.deltas) }
+
+// Project applies inputs. Inputs of one subject are folded in the given
+// order; subjects are independent. It never returns a partial application
+// of one aggregate: an aggregate's state, items and counter deltas commit
+// together or not at all.
+func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
+	out := Outcome{Failed: map[string]error{}}
+	bySubject := map[string][]Input{}
+	var subjects []string
+	for _, in := range inputs {
+		if _, ok := bySubject[in.Event.Subject]; !ok {
+			subjects = append(subjects, in.Event.Subject)
+		}
+		bySubject[in.Event.Subject] = append(bySubject[in.Event.Subject], in)
+	}
+	pending := subjects
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if err := ctx.Err(); err != nil {
+			for _, s := range pending {
+				out.Failed[s] = err
+			}
+			break
+		}
+		stored, err := p.store.Load(ctx, pending)
+		if err != nil {
+			for _, s := range pending {
+				out.Failed[s] = err
+			}
+			break
+		}
+		var plans []plan
+		for _, s := range pending {
+			pl, changed, err := fold(s, stored[s], bySubject[s])
+			switch {
+			case err != nil:
+				out.Failed[s] = err
+			case !changed:
+				out.Unchanged++
+			default:
+				plans = append(plans, pl)
+			}
+		}
+		conflicted, committed, changed := p.commitAll(ctx, plans, out.Failed)
+		out.Commits += committed
+		out.Changed += changed
+		pending = pending[:0:0]
+		for _, s := range conflicted {
+			if attempt+1 >= p.cfg.ConflictRetries {
+				out.Failed[s] = fmt.Errorf("%w: %s still conflicting after %d attempts", ErrConflict, s, attempt+1)
+				continue
+			}
+			pending = append(pending, s)
+		}
+	}
+	return out
+}
+
+// fold loads an aggregate from its stored state, applies inputs and plans
+// the writes. changed is false when the state did not change.
+func fold(subject string, stored StoredState, inputs []Input) (plan, bool, error) {
+	kind := inputs[0].Kind
+	agg := NewAggregate(kind)
+	if agg == nil {
+		return plan{}, false, fmt.Errorf("projector: %s: unknown aggregate kind %q", subject, kind)
+	}
+	if stored.Version > 0 {
+		if stored.Kind != kind {
+			return plan{}, false, fmt.Errorf("projector: %s: stored as %q, event folds into %q", subject, stored.Kind, kind)
+		}
+		if err := json.Unmarshal(stored.State, agg); err != nil {
+			return plan{}, false, fmt.Errorf("projector: %s: decode stored state: %w", subject, err)
+		}
+	}
+	oldItems, oldContrib := agg.Items(), agg.Contributions()
+	for _, in := range inputs {
+		agg.Apply(in.Event, in.Payload)
+	}
+	state, err := json.Marshal(agg)
+	if err != nil {
+		return plan{}, false, fmt.Errorf("projector: %s: encode state: %w", subject, err)
+	}
+	if stored.Version > 0 && bytes.Equal(state, stored.State) {
+		return plan{}, false, nil
+	}
+	pl := plan{
+		subject: subject,
+		state:   StatePut{StoredState: StoredState{Subject: subject, Kind: kind, State: state, Version: stored.Version + 1}, Expected: stored.Version},
+		items:   changedItems(oldItems, agg.Items()),
+		deltas:  Diff(oldContrib, agg.Contributions()),
+	}
+	if pl.actions() > MaxTxActions {
+		return plan{}, false, fmt.Errorf("projector: %s: needs %d writes, more than one transaction holds (%d)", subject, pl.actions(), MaxTxActions)
+	}
+	return pl, true, nil
+}
+
+// changedItems returns the items of next that are new or differ from prev.
+func changedItems(prev, next []Item) []Item {
+	old := map[string]map[string]types.AttributeValue{}
+	for _, it := range prev {
+		old[it.Table+"\x00"+keyString(keyOf(it.Item))] = it.Item
+	}
+	var out []Item
+	for _, it := range next {
+		if o, ok := old[it.Table+"\x00"+keyString(keyOf(it.Item))]; ok && sameItem(o, it.Item) {
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+func sameItem(a, b map[string]types.AttributeValue) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	ja, errA := json.Marshal(canonicalItem(a))
+	jb, errB := json.Marshal(canonicalItem(b))
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+// Diff returns next minus prev per counter row: what to ADD so that rows
+// that held prev's contributions hold next's. Rows whose counters do not
+// change are omitted.
+func Diff(prev, next []Contribution) []Contribution {
+	rows := map[string]*Contribution{}
+	prevAttrs := map[string]map[string]types.AttributeValue{}
+	var order []string
+	get := func(c Contribution) *Contribution {
+		id := c.RowID()
+		r, ok := rows[id]
+		if !ok {
+			r = &Contribution{Table: c.Table, Key: c.Key, Attrs: c.Attrs, Counters: map[string]int64{}, Scale: map[string]int{}}
+			rows[id] = r
+			order = append(order, id)
+		}
+		for k, s := range c.Scale {
+			r.Scale[k] = s
+		}
+		return r
+	}
+	for _, c := range prev {
+		r := get(c)
+		prevAttrs[c.RowID()] = c.Attrs
+		for k, v := range c.Counters {
+			r.Counters[k] -= v
+		}
+	}
+	for _, c := range next {
+		r := get(c)
+		r.Attrs = c.Attrs
+		for k, v := range c.Counters {
+			r.Counters[k] += v
+		}
+	}
+	sort.Strings(order)
+	var out []Contribution
+	for _, id := range order {
+		r := rows[id]
+		nonZero := false
+		for _, v := range r.Counters {
+			nonZero = nonZero || v != 0
+		}
+		// A row is also written when its static attributes changed (e.g.
+		// a run's workflow name learned after its first job was counted).
+		pa, hadPrev := prevAttrs[id]
+		attrsChanged := hadPrev && len(r.Attrs) > 0 && !sameItem(pa, r.Attrs)
+		if nonZero || attrsChanged {
+			out = append(out, *r)
+		}
+	}
+	return out
+}
+
+// mergeDeltas sums deltas of the same row.
+func mergeDeltas(ds []Contribution) []Contribution {
+	var flat []Contribution
+	flat = append(flat, ds...)
+	return Diff(nil, flat)
+}
+
+// commitAll packs plans into transactions of at most MaxTxActions (merging
+// counter deltas per row inside a transaction) and commits them with
+// bounded concurrency. Subjects of conflicting transactions are returned for
+// another attempt; other failures are recorded in failed.
+func (p *Projector) commitAll(ctx context.Context, plans []plan, failed map[string]error) (conflicted []string, commits, changed int) {
+	type group struct {
+		plans []plan
+		tx    Tx
+	}
+	var groups []group
+	var cur group
+	rowsInCur := map[string]bool{}
+	flush := func() {
+		if len(cur.plans) == 0 {
+			return
+		}
+		var deltas []Contribution
+		for _, pl := range cur.plans {
+			cur.tx.States = append(cur.tx.States, pl.state)
+			cur.tx.Items = append(cur.tx.Items, pl.items...)
+			deltas = append(deltas, pl.deltas...)
+		}
+		cur.tx.Deltas = mergeDeltas(deltas)
+		groups = append(groups, cur)
+		cur = group{}
+		rowsInCur = map[string]bool{}
+	}
+	actions := 0
+	for _, pl := range plans {
+		need := 1 + len(pl.items)
+		for _, d := range pl.deltas {
+			if !rowsInCur[d.RowID()] {
+				need++
+			}
+		}
+		if actions+need > MaxTxActions {
+			flush()
+			actions = 0
+			need = pl.actions()
+		}
+		cur.plans = append(cur.plans, pl)
+		for _, d := range pl.deltas {
+			rowsInCur[d.RowID()] = true
+		}
+		actions += need
+	}
+	flush()
+
+	var mu sync.Mutex
+	sem := make(chan struct{}, p.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for _, g := range groups {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(g group) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := p.store.Commit(ctx, g.tx)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				commits++
+				changed += len(g.plans)
+			case errors.Is(err, ErrConflict):
+				for _, pl := range g.plans {
+					conflicted = append(conflicted, pl.subject)
+				}
+			default:
+				for _, pl := range g.plans {
+					failed[pl.subject] = err
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	sort.Strings(conflicted)
+	return conflicted, commits, changed
+}
