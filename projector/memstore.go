@@ -187,3 +187,8 @@ func (m *MemStore) Get(_ context.Context, table string, key map[string]types.Att
 	}
 	return cp, nil
 }
+
+// ItemID identifies a projection item: its logical table and canonical key.
+func ItemID(table string, item map[string]types.AttributeValue) string {
+	return table + "|" + keyString(keyOf(item))
+}

@@ -147,7 +147,10 @@ func (s *DynamoStore) Commit(ctx context.Context, tx Tx) error {
 	var tce *types.TransactionCanceledException
 	if errors.As(err, &tce) {
 		for _, r := range tce.CancellationReasons {
-			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
+			// A failed version check, or another transaction touching the
+			// same item at the same moment (a shared counter row): reload,
+			// fold again and retry.
+			if code := aws.ToString(r.Code); code == "ConditionalCheckFailed" || code == "TransactionConflict" {
 				return fmt.Errorf("%w: %v", ErrConflict, err)
 			}
 		}

@@ -1,0 +1,243 @@
+package projector_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/streamrun"
+	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/schema"
+)
+
+func quietLog() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// pipeline is the projector wired to a fresh set of DynamoDB Local tables.
+type pipeline struct {
+	c       *awsclient.Clients
+	n       schema.Naming
+	stream  string
+	handler *projector.Handler
+	dl      *projector.DeadLetters
+	store   *projector.DynamoStore
+}
+
+func newPipeline(t *testing.T) *pipeline {
+	t.Helper()
+	c := testenv.Clients(t)
+	n, res := testenv.Tables(t, c)
+	p := &pipeline{c: c, n: n}
+	for _, r := range res {
+		if r.Logical == schema.TableEvents {
+			p.stream = r.StreamARN
+		}
+	}
+	var err error
+	if p.store, err = projector.NewDynamoStore(c.DynamoDB, n); err != nil {
+		t.Fatal(err)
+	}
+	proj, err := projector.New(p.store, projector.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.dl = projector.NewDeadLetters(c.DynamoDB, n.Table(schema.TableDeadLetters))
+	p.handler = projector.NewHandler(proj, p.dl, projector.HandlerConfig{}, quietLog())
+	return p
+}
+
+func (p *pipeline) append(t *testing.T, evs []schema.Event) {
+	t.Helper()
+	a, err := ingest.NewAppender(p.c.DynamoDB, ingest.AppenderConfig{Table: p.n.Table(schema.TableEvents), Concurrency: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for start := 0; start < len(evs); start += 1000 {
+		res, err := a.Append(context.Background(), evs[start:min(start+1000, len(evs))])
+		if err != nil || res.Count(ingest.Rejected) > 0 {
+			t.Fatalf("append: %v (%d rejected: %v)", err, res.Count(ingest.Rejected), res.Errors)
+		}
+	}
+}
+
+// run consumes the stream until caught up through h (default: the handler).
+func (p *pipeline) run(t *testing.T, ctx context.Context, h streamrun.Handler, cfg streamrun.Config) (streamrun.Stats, error) {
+	t.Helper()
+	if h == nil {
+		h = p.handler.Handle
+	}
+	cfg.StreamARN, cfg.UntilCaughtUp = p.stream, true
+	if cfg.Consumer == "" {
+		cfg.Consumer = "projector"
+	}
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = 500
+	}
+	cfg.PollInterval = 50 * time.Millisecond
+	cfg.Logger = quietLog()
+	cfg.OnPoison = func(ctx context.Context, rec events.DynamoDBEventRecord, cause error) error {
+		d, err := projector.NewDeadLetter(cfg.Consumer, "retries-exhausted", rec, cause, time.Now())
+		if err != nil {
+			return err
+		}
+		return p.dl.Put(ctx, d)
+	}
+	r, err := streamrun.New(p.c.Streams, streamrun.NewDynamoCheckpoints(p.c.DynamoDB, p.n.Table(schema.TableCheckpoints)), h, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = r.Run(ctx)
+	return r.Stats(), err
+}
+
+// stored reads back every event of the event table: the set the reference folds.
+func (p *pipeline) stored(t *testing.T) []schema.Event {
+	t.Helper()
+	var out []schema.Event
+	pg := dynamodb.NewScanPaginator(p.c.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(p.n.Table(schema.TableEvents)), ConsistentRead: aws.Bool(true)})
+	for pg.HasMorePages() {
+		page, err := pg.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			e, err := schema.EventFromItem(it)
+			if err != nil {
+				continue // raw poison items planted by a test
+			}
+			if _, err := schema.Validate(&e); err != nil {
+				continue
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (p *pipeline) get(t *testing.T, table string, key map[string]types.AttributeValue) map[string]types.AttributeValue {
+	t.Helper()
+	out, err := p.c.DynamoDB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(p.n.Table(table)), Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Item
+}
+
+func readNDJSON(t *testing.T, path string) []schema.Event {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []schema.Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var e schema.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		e.RecordedAt = nil
+		out = append(out, e)
+	}
+	return out
+}
+
+func sAttr(item map[string]types.AttributeValue, k string) string {
+	switch v := item[k].(type) {
+	case *types.AttributeValueMemberS:
+		return v.Value
+	case *types.AttributeValueMemberN:
+		return v.Value
+	}
+	return ""
+}
+
+// TestSeedExamplesThroughTheStream appends the seeds' own examples to DynamoDB
+// Local, consumes the real stream with streamfold's runner and checks the
+// projections: against the reference fold in full, and the seeds' figures.
+func TestSeedExamplesThroughTheStream(t *testing.T) {
+	p := newPipeline(t)
+	files, _ := filepath.Glob("testdata/fold/seed00*.ndjson")
+	if len(files) != 4 {
+		t.Fatalf("want 4 seed fixtures, found %v", files)
+	}
+	var all []schema.Event
+	for _, f := range files {
+		all = append(all, readNDJSON(t, f)...)
+	}
+	p.append(t, all)
+	st, err := p.run(t, context.Background(), nil, streamrun.Config{BatchSize: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if letters, _ := p.dl.List(context.Background(), "projector"); len(letters) > 0 || st.Poisoned > 0 {
+		t.Fatalf("valid events were dead-lettered (stats %+v): %+v", st, letters)
+	}
+	want, counters := reference(t, p.stored(t))
+	compareViews(t, want, actual(t, p.c, p.n, counters))
+
+	ex := p.get(t, schema.TableExecutions, map[string]types.AttributeValue{"executionArn": &types.AttributeValueMemberS{Value: "arn:aws:states:us-west-2:123:execution:my-agent-prod:abc123"}})
+	if sAttr(ex, "status") != "SUCCEEDED" || sAttr(ex, "durationSeconds") != "10" || sAttr(ex, "agentName") != "my-agent" {
+		t.Errorf("seed 002 execution = status %q durationSeconds %q agentName %q; want SUCCEEDED 10 my-agent", sAttr(ex, "status"), sAttr(ex, "durationSeconds"), sAttr(ex, "agentName"))
+	}
+	// Replaying the whole stream from the start changes nothing.
+	before := actual(t, p.c, p.n, counters)
+	if _, err := p.run(t, context.Background(), nil, streamrun.Config{Consumer: "replay-from-start", BatchSize: 3}); err != nil {
+		t.Fatal(err)
+	}
+	compareViews(t, before, actual(t, p.c, p.n, counters))
+}
+
+// TestPoisonRecordsAreDeadLettered plants items that can never be projected
+// between valid events: they land in the dead-letter table with the raw
+// record, the error and the position, and the shard keeps moving.
+func TestPoisonRecordsAreDeadLettered(t *testing.T) {
+	p := newPipeline(t)
+	evs := readNDJSON(t, "testdata/fold/seed004_messages.ndjson")
+	p.append(t, evs[:2])
+	table := p.n.Table(schema.TableEvents)
+	put := func(item map[string]types.AttributeValue) {
+		if _, err := p.c.DynamoDB.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	put(map[string]types.AttributeValue{"subject": s("x/1"), "id": s("poison-type"), "source": s("t"), "type": s("nope.unknown"), "time": s("2026-01-05T00:00:00Z"), "data": s(`{}`)})
+	put(map[string]types.AttributeValue{"subject": s("x/2"), "id": s("poison-data"), "source": s("t"), "type": s(schema.TypeMessageCreated), "time": s("2026-01-05T00:00:00Z"), "data": s(`{not json`)})
+	put(map[string]types.AttributeValue{"subject": s("x/3"), "id": s("poison-shape"), "type": &types.AttributeValueMemberN{Value: "7"}})
+	p.append(t, evs[2:])
+	if _, err := p.run(t, context.Background(), nil, streamrun.Config{BatchSize: 2}); err != nil {
+		t.Fatal(err)
+	}
+	letters, err := p.dl.List(context.Background(), "projector")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(letters) != 3 {
+		t.Fatalf("%d dead letters, want 3: %+v", len(letters), letters)
+	}
+	for _, d := range letters {
+		rec, err := d.LambdaRecord()
+		if err != nil || d.Error == "" || d.SequenceNumber == "" || rec.Change.SequenceNumber != d.SequenceNumber || d.Reason != "poison" {
+			t.Errorf("dead letter %+v: want the raw record, error, position and reason poison (decode err %v)", d, err)
+		}
+	}
+	want, counters := reference(t, p.stored(t))
+	compareViews(t, want, actual(t, p.c, p.n, counters))
+}

@@ -1,0 +1,187 @@
+package projector_test
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/schema"
+)
+
+// projectionTables are the tables the projector writes (besides its own state).
+var projectionTables = []string{schema.TableExecutions, schema.TableWorkflows, schema.TableWorkflowJobs,
+	schema.TableWorkflowRuns, schema.TableDeployments, schema.TableMessages, schema.TableMetrics}
+
+// view is every projection item, by ItemID, in canonical form.
+type view map[string]map[string]any
+
+// reference folds the set of events directly — each subject's events in
+// time order into a fresh aggregate — and sums contributions: what the
+// projections must equal however the events were delivered.
+func reference(t *testing.T, events []schema.Event) (view, map[string]bool) {
+	t.Helper()
+	bySubject := map[string][]schema.Event{}
+	for _, e := range events {
+		bySubject[e.Subject] = append(bySubject[e.Subject], e)
+	}
+	out := view{}
+	counterRows := map[string]bool{}
+	sums := map[string]*projector.Contribution{}
+	for _, evs := range bySubject {
+		sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time.Before(evs[j].Time) })
+		var agg projector.Aggregate
+		for _, e := range evs {
+			e := e
+			p, err := schema.Validate(&e)
+			if err != nil {
+				t.Fatalf("reference: %v", err)
+			}
+			if sc, ok := p.(*schema.ExecutionStatusChange); ok && !sc.IsAgent() {
+				continue
+			}
+			k, ok := projector.KindFor(e.Type)
+			if !ok {
+				t.Fatalf("reference: no kind for %s", e.Type)
+			}
+			if agg == nil {
+				agg = projector.NewAggregate(k)
+			}
+			agg.Apply(e, p)
+		}
+		if agg == nil {
+			continue
+		}
+		for _, it := range agg.Items() {
+			out[projector.ItemID(it.Table, it.Item)] = projector.CanonicalItem(it.Item)
+		}
+		for _, c := range agg.Contributions() {
+			s, ok := sums[c.RowID()]
+			if !ok {
+				s = &projector.Contribution{Table: c.Table, Key: c.Key, Attrs: c.Attrs, Counters: map[string]int64{}, Scale: map[string]int{}}
+				sums[c.RowID()] = s
+			}
+			for k, v := range c.Counters {
+				s.Counters[k] += v
+			}
+			for k, v := range c.Scale {
+				s.Scale[k] = v
+			}
+		}
+	}
+	for _, s := range sums {
+		row := map[string]types.AttributeValue{}
+		for k, v := range s.Attrs {
+			row[k] = v
+		}
+		for k, v := range s.Key {
+			row[k] = v
+		}
+		for k, v := range s.Counters {
+			if v != 0 {
+				row[k] = &types.AttributeValueMemberN{Value: projector.FormatScaled(v, s.Scale[k])}
+			}
+		}
+		id := projector.ItemID(s.Table, s.Key)
+		counterRows[id] = true
+		if prev, ok := out[id]; ok {
+			t.Fatalf("reference: counter row %s collides with item %v", id, prev)
+		}
+		out[id] = projector.CanonicalItem(row)
+	}
+	return out, counterRows
+}
+
+// actual reads every projection table of a DynamoDB store.
+func actual(t *testing.T, c *awsclient.Clients, n schema.Naming, counterRows map[string]bool) view {
+	t.Helper()
+	out := view{}
+	for _, table := range projectionTables {
+		p := dynamodb.NewScanPaginator(c.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(n.Table(table)), ConsistentRead: aws.Bool(true)})
+		for p.HasMorePages() {
+			page, err := p.NextPage(context.Background())
+			if err != nil {
+				t.Fatalf("scan %s: %v", table, err)
+			}
+			for _, it := range page.Items {
+				out[projector.ItemID(table, it)] = projector.CanonicalItem(it)
+			}
+		}
+	}
+	return dropZeroCounters(out, counterRows)
+}
+
+// actualMem reads every projection table of a MemStore.
+func actualMem(m *projector.MemStore, counterRows map[string]bool) view {
+	out := view{}
+	for _, table := range projectionTables {
+		for _, it := range m.Items(table) {
+			out[projector.ItemID(table, it)] = projector.CanonicalItem(it)
+		}
+	}
+	return dropZeroCounters(out, counterRows)
+}
+
+// dropZeroCounters removes numeric attributes equal to zero from counter
+// rows: a counter that went up and back down reads 0 where the reference
+// never wrote it.
+func dropZeroCounters(v view, counterRows map[string]bool) view {
+	zero := "N:" + new(big.Rat).RatString()
+	for id, it := range v {
+		if !counterRows[id] {
+			continue
+		}
+		for k, a := range it {
+			if s, ok := a.(string); ok && s == zero {
+				delete(it, k)
+			}
+		}
+	}
+	return v
+}
+
+// compareViews fails with the first few differences.
+func compareViews(t *testing.T, want, got view) {
+	t.Helper()
+	var diffs []string
+	for id, w := range want {
+		g, ok := got[id]
+		if !ok {
+			diffs = append(diffs, "missing "+id)
+			continue
+		}
+		if !reflect.DeepEqual(w, g) {
+			wj, _ := json.Marshal(w)
+			gj, _ := json.Marshal(g)
+			diffs = append(diffs, "differs "+id+"\n  want "+string(wj)+"\n   got "+string(gj))
+		}
+	}
+	for id := range got {
+		if _, ok := want[id]; !ok {
+			diffs = append(diffs, "unexpected "+id)
+		}
+	}
+	if len(diffs) > 0 {
+		sort.Strings(diffs)
+		if len(diffs) > 8 {
+			diffs = append(diffs[:8], "...")
+		}
+		t.Fatalf("%d projection differences from the reference fold:\n%s", len(diffs), joinLines(diffs))
+	}
+}
+
+func joinLines(s []string) string {
+	out := ""
+	for _, l := range s {
+		out += l + "\n"
+	}
+	return out
+}
