@@ -24,17 +24,20 @@ var projectionTables = []string{schema.TableExecutions, schema.TableWorkflows, s
 // view is every projection item, by ItemID, in canonical form.
 type view map[string]map[string]any
 
+// counterNames lists, per counter row, the names of its counters.
+type counterNames map[string]map[string]bool
+
 // reference folds the set of events directly — each subject's events in
 // time order into a fresh aggregate — and sums contributions: what the
 // projections must equal however the events were delivered.
-func reference(t *testing.T, events []schema.Event) (view, map[string]bool) {
+func reference(t *testing.T, events []schema.Event) (view, counterNames) {
 	t.Helper()
 	bySubject := map[string][]schema.Event{}
 	for _, e := range events {
 		bySubject[e.Subject] = append(bySubject[e.Subject], e)
 	}
 	out := view{}
-	counterRows := map[string]bool{}
+	counterRows := counterNames{}
 	sums := map[string]*projector.Contribution{}
 	for _, evs := range bySubject {
 		sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time.Before(evs[j].Time) })
@@ -91,7 +94,10 @@ func reference(t *testing.T, events []schema.Event) (view, map[string]bool) {
 			}
 		}
 		id := projector.ItemID(s.Table, s.Key)
-		counterRows[id] = true
+		counterRows[id] = map[string]bool{}
+		for k := range s.Counters {
+			counterRows[id][k] = true
+		}
 		if prev, ok := out[id]; ok {
 			t.Fatalf("reference: counter row %s collides with item %v", id, prev)
 		}
@@ -101,7 +107,7 @@ func reference(t *testing.T, events []schema.Event) (view, map[string]bool) {
 }
 
 // actual reads every projection table of a DynamoDB store.
-func actual(t *testing.T, c *awsclient.Clients, n schema.Naming, counterRows map[string]bool) view {
+func actual(t *testing.T, c *awsclient.Clients, n schema.Naming, counterRows counterNames) view {
 	t.Helper()
 	out := view{}
 	for _, table := range projectionTables {
@@ -120,7 +126,7 @@ func actual(t *testing.T, c *awsclient.Clients, n schema.Naming, counterRows map
 }
 
 // actualMem reads every projection table of a MemStore.
-func actualMem(m *projector.MemStore, counterRows map[string]bool) view {
+func actualMem(m *projector.MemStore, counterRows counterNames) view {
 	out := view{}
 	for _, table := range projectionTables {
 		for _, it := range m.Items(table) {
@@ -133,14 +139,12 @@ func actualMem(m *projector.MemStore, counterRows map[string]bool) view {
 // dropZeroCounters removes numeric attributes equal to zero from counter
 // rows: a counter that went up and back down reads 0 where the reference
 // never wrote it.
-func dropZeroCounters(v view, counterRows map[string]bool) view {
+func dropZeroCounters(v view, counterRows counterNames) view {
 	zero := "N:" + new(big.Rat).RatString()
 	for id, it := range v {
-		if !counterRows[id] {
-			continue
-		}
+		names := counterRows[id]
 		for k, a := range it {
-			if s, ok := a.(string); ok && s == zero {
+			if s, ok := a.(string); ok && s == zero && names[k] {
 				delete(it, k)
 			}
 		}

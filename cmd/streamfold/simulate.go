@@ -22,7 +22,8 @@ func init() {
 
 const simulateHelp = `Usage: streamfold simulate [flags]
 
-Generates a deterministic workload (the same --seed gives the same events):
+Generates a deterministic workload (the same --seed and --start give the same
+events):
 GitHub job lifecycles with redelivered and out-of-order webhooks, spot
 interruptions and reruns; Step Functions agent executions with failures and
 timeouts; sf and ldf album workflows with costs and validation tasks; rez_agent
@@ -65,7 +66,7 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 	g.register(fs, env)
 	seed := fs.Int64("seed", 1, "random seed; the same seed and flags give the same events")
 	events := fs.Int("events", 10000, "number of events to produce, redeliveries included")
-	start := fs.String("start", "2026-01-05", "first day (YYYY-MM-DD, UTC)")
+	start := fs.String("start", "", "first day (YYYY-MM-DD, UTC); default: --days days before today, so that projections' TTLs lie in the future")
 	days := fs.Int("days", 1, "number of days the workload spans")
 	out := fs.String("out", "", `write NDJSON to this file ("-" = standard output) instead of appending`)
 	native := fs.Bool("native", false, "with --out: write GitHub webhooks as native deliveries {headers, body}")
@@ -77,8 +78,13 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 	if fs.NArg() > 0 {
 		return errorf(env, exitUsage, "simulate: unexpected argument %q", fs.Arg(0))
 	}
-	day, err := time.Parse("2006-01-02", *start)
-	if err != nil {
+	var (
+		day time.Time
+		err error
+	)
+	if *start == "" {
+		day = time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -max(*days, 1))
+	} else if day, err = time.Parse("2006-01-02", *start); err != nil {
 		return errorf(env, exitUsage, "simulate: --start: want YYYY-MM-DD, got %q", *start)
 	}
 	cfg := simulate.Config{Seed: *seed, Events: *events, Start: day, Days: *days}
