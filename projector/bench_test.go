@@ -21,8 +21,7 @@ func benchBatches(b *testing.B, n, batch int) ([][]byte, int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	t := &testing.T{}
-	recs := lambdaRecords(t, evs)
+	recs := lambdaRecords(b, evs)
 	var out [][]byte
 	for i := 0; i < len(recs); i += batch {
 		raw, err := json.Marshal(events.DynamoDBEvent{Records: recs[i:min(i+batch, len(recs))]})

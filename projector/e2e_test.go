@@ -37,7 +37,9 @@ type pipeline struct {
 	store   *projector.DynamoStore
 }
 
-func newPipeline(t *testing.T) *pipeline {
+func newPipeline(t *testing.T) *pipeline { return newPipelineTB(t) }
+
+func newPipelineTB(t testing.TB) *pipeline {
 	t.Helper()
 	c := testenv.Clients(t)
 	n, res := testenv.Tables(t, c)

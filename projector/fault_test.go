@@ -187,7 +187,7 @@ func (discardDL) Put(context.Context, projector.DeadLetter) error { return nil }
 
 // lambdaRecords turns events into INSERT stream records (duplicates by id
 // are dropped, as the conditional append drops them).
-func lambdaRecords(t *testing.T, evs []schema.Event) []events.DynamoDBEventRecord {
+func lambdaRecords(t testing.TB, evs []schema.Event) []events.DynamoDBEventRecord {
 	t.Helper()
 	seen := map[string]bool{}
 	var out []events.DynamoDBEventRecord
