@@ -198,6 +198,33 @@ func TestSeedExamplesThroughTheStream(t *testing.T) {
 	if sAttr(ex, "status") != "SUCCEEDED" || sAttr(ex, "durationSeconds") != "10" || sAttr(ex, "agentName") != "my-agent" {
 		t.Errorf("seed 002 execution = status %q durationSeconds %q agentName %q; want SUCCEEDED 10 my-agent", sAttr(ex, "status"), sAttr(ex, "durationSeconds"), sAttr(ex, "agentName"))
 	}
+	S := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	checks := []struct {
+		table string
+		key   map[string]types.AttributeValue
+		want  map[string]string
+	}{
+		// seed 003: duplicate queued webhooks (same and different delivery id),
+		// spot interruption and reschedule, usage summed over both instances.
+		{schema.TableWorkflowJobs, map[string]types.AttributeValue{"pk": S("12345#67890"), "sk": S("v")},
+			map[string]string{"status": "completed", "conclusion": "success", "usage_in_seconds": "307"}},
+		// seed 003: in_progress delivered before queued, then completed.
+		{schema.TableWorkflowJobs, map[string]types.AttributeValue{"pk": S("12345#67893"), "sk": S("v")},
+			map[string]string{"status": "completed", "conclusion": "failure", "started_at": "2025-01-15T10:00:30.000Z"}},
+		// seed 004: created -> queued -> processing -> completed, and -> failed with error_message.
+		{schema.TableMessages, map[string]types.AttributeValue{"message_id": S("550e8400-e29b-41d4-a716-446655440000")},
+			map[string]string{"status": "completed", "processing_started_at": "2025-10-21T14:30:05.000Z", "processing_completed_at": "2025-10-21T14:30:15.000Z"}},
+		{schema.TableMessages, map[string]types.AttributeValue{"message_id": S("7a1c2b3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")},
+			map[string]string{"status": "failed", "error_message": "ntfy.sh returned 503"}},
+	}
+	for _, c := range checks {
+		it := p.get(t, c.table, c.key)
+		for k, v := range c.want {
+			if got := sAttr(it, k); got != v {
+				t.Errorf("%s %v: %s = %q, want %q", c.table, c.key, k, got, v)
+			}
+		}
+	}
 	// Replaying the whole stream from the start changes nothing.
 	before := actual(t, p.c, p.n, counters)
 	if _, err := p.run(t, context.Background(), nil, streamrun.Config{Consumer: "replay-from-start", BatchSize: 3}); err != nil {
