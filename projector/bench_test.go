@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/projector"
@@ -39,6 +40,9 @@ type planOnly struct{ actions int }
 
 func (planOnly) Load(context.Context, []string) (map[string]projector.StoredState, error) {
 	return nil, nil
+}
+func (*planOnly) Derive(context.Context, string, map[string]types.AttributeValue, []string, func(map[string]types.AttributeValue) map[string]types.AttributeValue) error {
+	return nil
 }
 func (p *planOnly) Commit(_ context.Context, tx projector.Tx) error {
 	p.actions += tx.Actions()
@@ -123,10 +127,17 @@ func BenchmarkWriteRequests(b *testing.B) {
 	}
 }
 
-// countingStore counts commits (requests) and the writes they carry.
+// countingStore counts commits (requests) and the writes they carry, and
+// the conditional updates of derived attributes (one write request each).
 type countingStore struct {
 	*projector.MemStore
 	commits, actions int64
+}
+
+func (c *countingStore) Derive(ctx context.Context, table string, key map[string]types.AttributeValue, counters []string, fn func(map[string]types.AttributeValue) map[string]types.AttributeValue) error {
+	c.commits++
+	c.actions++
+	return c.MemStore.Derive(ctx, table, key, counters, fn)
 }
 
 func (c *countingStore) Commit(ctx context.Context, tx projector.Tx) error {

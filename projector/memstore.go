@@ -192,3 +192,18 @@ func (m *MemStore) Get(_ context.Context, table string, key map[string]types.Att
 func ItemID(table string, item map[string]types.AttributeValue) string {
 	return table + "|" + keyString(keyOf(item))
 }
+
+// Derive implements Store; under MemStore's lock the read and the write are
+// atomic, so no condition is needed.
+func (m *MemStore) Derive(_ context.Context, table string, key map[string]types.AttributeValue, _ []string, derive func(map[string]types.AttributeValue) map[string]types.AttributeValue) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	row, ok := m.items[table+"\x00"+keyString(key)]
+	if !ok {
+		return nil
+	}
+	for k, v := range derive(row) {
+		row[k] = v
+	}
+	return nil
+}

@@ -79,6 +79,9 @@ type Outcome struct {
 	Changed, Unchanged int
 	// Commits counts successful commits.
 	Commits int
+	// DeriveErrors counts derived-attribute updates that failed (the
+	// counters are exact regardless; see DeriveRow).
+	DeriveErrors int
 }
 
 // plan is one aggregate's planned writes.
@@ -132,9 +135,10 @@ func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
 				plans = append(plans, pl)
 			}
 		}
-		conflicted, committed, changed := p.commitAll(ctx, plans, out.Failed)
+		conflicted, committed, changed, deriveErrs := p.commitAll(ctx, plans, out.Failed)
 		out.Commits += committed
 		out.Changed += changed
+		out.DeriveErrors += deriveErrs
 		pending = pending[:0:0]
 		for _, s := range conflicted {
 			if attempt+1 >= p.cfg.ConflictRetries {
@@ -275,7 +279,7 @@ func mergeDeltas(ds []Contribution) []Contribution {
 // counter deltas per row inside a transaction) and commits them with
 // bounded concurrency. Subjects of conflicting transactions are returned for
 // another attempt; other failures are recorded in failed.
-func (p *Projector) commitAll(ctx context.Context, plans []plan, failed map[string]error) (conflicted []string, commits, changed int) {
+func (p *Projector) commitAll(ctx context.Context, plans []plan, failed map[string]error) (conflicted []string, commits, changed, deriveErrs int) {
 	type group struct {
 		plans []plan
 		tx    Tx
@@ -329,6 +333,21 @@ func (p *Projector) commitAll(ctx context.Context, plans []plan, failed map[stri
 			defer wg.Done()
 			defer func() { <-sem }()
 			err := p.store.Commit(ctx, g.tx)
+			if err == nil {
+				// Derived row attributes (averages, run status) follow the
+				// counters this commit changed; see DeriveRow.
+				for _, d := range g.tx.Deltas {
+					if derivable(d.Table) {
+						if derr := p.store.Derive(ctx, d.Table, d.Key, sortedKeys(d.Counters), func(row map[string]types.AttributeValue) map[string]types.AttributeValue {
+							return DeriveRow(d.Table, row)
+						}); derr != nil {
+							mu.Lock()
+							deriveErrs++
+							mu.Unlock()
+						}
+					}
+				}
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -348,5 +367,5 @@ func (p *Projector) commitAll(ctx context.Context, plans []plan, failed map[stri
 	}
 	wg.Wait()
 	sort.Strings(conflicted)
-	return conflicted, commits, changed
+	return conflicted, commits, changed, deriveErrs
 }

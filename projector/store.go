@@ -56,10 +56,17 @@ func (t Tx) Actions() int { return len(t.States) + len(t.Items) + len(t.Deltas) 
 type Store interface {
 	Load(ctx context.Context, subjects []string) (map[string]StoredState, error)
 	Commit(ctx context.Context, tx Tx) error
+	// Derive reads a counter row (strongly consistent), computes derive(row)
+	// and sets those attributes provided the named counters still hold the
+	// values read. A failed condition is not an error: the commit that
+	// changed them derives again.
+	Derive(ctx context.Context, table string, key map[string]types.AttributeValue, counters []string, derive func(map[string]types.AttributeValue) map[string]types.AttributeValue) error
 }
 
 // DynamoAPI is the part of the DynamoDB client DynamoStore uses.
 type DynamoAPI interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 }
@@ -259,4 +266,55 @@ func FormatScaled(v int64, scale int) string {
 		out = "-" + out
 	}
 	return out
+}
+
+// Derive implements Store with GetItem and a conditional UpdateItem.
+func (s *DynamoStore) Derive(ctx context.Context, table string, key map[string]types.AttributeValue, counters []string, derive func(map[string]types.AttributeValue) map[string]types.AttributeValue) error {
+	name := s.naming.Table(table)
+	got, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(name), Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return fmt.Errorf("projector: derive %s: %w", name, err)
+	}
+	if got.Item == nil {
+		return nil
+	}
+	set := derive(got.Item)
+	if len(set) == 0 {
+		return nil
+	}
+	names := map[string]string{}
+	values := map[string]types.AttributeValue{}
+	var sets, conds []string
+	for i, k := range sortedKeys(set) {
+		n, v := "#d"+strconv.Itoa(i), ":d"+strconv.Itoa(i)
+		names[n], values[v] = k, set[k]
+		sets = append(sets, n+" = "+v)
+	}
+	cond := counterCondition(got.Item, counters)
+	for i, k := range sortedKeys(cond) {
+		n := "#k" + strconv.Itoa(i)
+		names[n] = k
+		if cond[k] == "" {
+			conds = append(conds, "attribute_not_exists("+n+")")
+			continue
+		}
+		v := ":k" + strconv.Itoa(i)
+		values[v] = &types.AttributeValueMemberN{Value: cond[k]}
+		conds = append(conds, n+" = "+v)
+	}
+	in := &dynamodb.UpdateItemInput{
+		TableName: aws.String(name), Key: key,
+		UpdateExpression:          aws.String("SET " + strings.Join(sets, ", ")),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	}
+	if len(conds) > 0 {
+		in.ConditionExpression = aws.String(strings.Join(conds, " AND "))
+	}
+	_, err = s.api.UpdateItem(ctx, in)
+	var ccf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &ccf) {
+		return fmt.Errorf("projector: derive %s: %w", name, err)
+	}
+	return nil
 }

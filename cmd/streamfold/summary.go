@@ -126,8 +126,8 @@ func runProjectionSummary(ctx context.Context, env *cliEnv, args []string) int {
 	return exitOK
 }
 
-// metricsFromItem reads a daily metrics row and derives its averages from
-// the sums the projector keeps (see docs/projector.md).
+// metricsFromItem reads a daily metrics row (averages are maintained by the
+// projector from its exact sums; see projector.DeriveRow).
 func metricsFromItem(it map[string]types.AttributeValue) metricsRow {
 	num := func(k string) float64 {
 		if v, ok := it[k].(*types.AttributeValueMemberN); ok {
@@ -139,11 +139,6 @@ func metricsFromItem(it map[string]types.AttributeValue) metricsRow {
 	r := metricsRow{Date: str(it["date"]), WorkflowType: str(it["workflowType"]),
 		ExecutionCount: int64(num("executionCount")), SuccessCount: int64(num("successCount")), FailureCount: int64(num("failureCount")),
 		TotalCost: num("totalCost")}
-	if d := num("durationCount"); d > 0 {
-		r.AvgDurationMs = num("durationSumMs") / d
-	}
-	if done := r.SuccessCount + r.FailureCount; done > 0 {
-		r.AvgCostPerExecution = r.TotalCost / float64(done)
-	}
+	r.AvgDurationMs, r.AvgCostPerExecution = num("avgDurationMs"), num("avgCostPerExecution")
 	return r
 }

@@ -109,6 +109,26 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 			t.Fatalf("row = %v, want cost 0.250004 total 5", row)
 		}
 	})
+	t.Run("derive sets attributes computed from the row", func(t *testing.T) {
+		h := newHarness(t)
+		if err := h.Store.Commit(ctx, projector.Tx{States: []projector.StatePut{state(1, 0, `{}`)}, Deltas: []projector.Contribution{delta(4, 1000000)}}); err != nil {
+			t.Fatal(err)
+		}
+		derive := func(row map[string]types.AttributeValue) map[string]types.AttributeValue {
+			return map[string]types.AttributeValue{"avg": &types.AttributeValueMemberS{Value: "total=" + row["total"].(*types.AttributeValueMemberN).Value}}
+		}
+		if err := h.Store.Derive(ctx, schema.TableMetrics, rowKey, []string{"total", "cost"}, derive); err != nil {
+			t.Fatal(err)
+		}
+		row, _ := h.Get(ctx, schema.TableMetrics, rowKey)
+		if a, ok := row["avg"].(*types.AttributeValueMemberS); !ok || a.Value != "total=4" || num(t, row, "total") != "4" {
+			t.Fatalf("row after Derive = %v", row)
+		}
+		// An absent row derives nothing and is no error.
+		if err := h.Store.Derive(ctx, schema.TableMetrics, map[string]types.AttributeValue{"scope": s("none"), "date": s("x")}, []string{"total"}, derive); err != nil {
+			t.Fatalf("Derive of an absent row: %v", err)
+		}
+	})
 	t.Run("too many actions is refused", func(t *testing.T) {
 		h := newHarness(t)
 		var tx projector.Tx

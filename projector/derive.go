@@ -1,0 +1,78 @@
+package projector
+
+import (
+	"math/big"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/schema"
+)
+
+// DeriveRow returns the attributes of a counter row that are functions of
+// its counters and cannot be maintained by ADD: seed 001's averages on daily
+// metrics rows (avgDurationMs = durationSumMs / durationCount,
+// avgCostPerExecution = totalCost / executionCount) and seed 003's run
+// status and conclusion (completed once every job of the run completed;
+// failure if any failed). It returns nil for rows with nothing to derive.
+//
+// The projector sets them right after the commit that changed the counters,
+// conditioned on the counters still holding the values they were derived
+// from (Store.Derive); a concurrent commit re-derives after its own. They
+// are therefore eventually consistent with the counters, which stay exact.
+func DeriveRow(table string, row map[string]types.AttributeValue) map[string]types.AttributeValue {
+	num := func(k string) *big.Rat {
+		r := new(big.Rat)
+		if n, ok := row[k].(*types.AttributeValueMemberN); ok {
+			r.SetString(n.Value)
+		}
+		return r
+	}
+	div := func(a, b *big.Rat, places int) types.AttributeValue {
+		if b.Sign() == 0 {
+			return &types.AttributeValueMemberN{Value: "0"}
+		}
+		return &types.AttributeValueMemberN{Value: NormalizeNumber(new(big.Rat).Quo(a, b).FloatString(places))}
+	}
+	switch table {
+	case schema.TableWorkflows:
+		if s, ok := row["entityType"].(*types.AttributeValueMemberS); !ok || s.Value != "metrics" {
+			return nil
+		}
+		return map[string]types.AttributeValue{
+			"avgDurationMs":       div(num("durationSumMs"), num("durationCount"), 0),
+			"avgCostPerExecution": div(num("totalCost"), num("executionCount"), 6),
+		}
+	case schema.TableWorkflowRuns:
+		total, completed, failed := num("total_jobs"), num("completed_jobs"), num("failed_jobs")
+		out := map[string]types.AttributeValue{"status": &types.AttributeValueMemberS{Value: "in_progress"}}
+		if total.Sign() > 0 && total.Cmp(completed) == 0 {
+			out["status"] = &types.AttributeValueMemberS{Value: "completed"}
+			conclusion := "success"
+			if failed.Sign() > 0 {
+				conclusion = "failure"
+			}
+			out["conclusion"] = &types.AttributeValueMemberS{Value: conclusion}
+		}
+		return out
+	}
+	return nil
+}
+
+// derivable reports whether a counter row's table has derived attributes.
+func derivable(table string) bool {
+	return table == schema.TableWorkflows || table == schema.TableWorkflowRuns
+}
+
+// counterCondition lists the numeric attributes of a row with their values,
+// as the condition under which derived attributes computed from it are set.
+func counterCondition(row map[string]types.AttributeValue, counters []string) map[string]string {
+	out := map[string]string{}
+	for _, k := range counters {
+		if n, ok := row[k].(*types.AttributeValueMemberN); ok {
+			out[k] = n.Value
+		} else {
+			out[k] = ""
+		}
+	}
+	return out
+}
