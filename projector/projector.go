@@ -324,6 +324,7 @@ func (p *Projector) commitAll(ctx context.Context, plans []plan, failed map[stri
 	flush()
 
 	var mu sync.Mutex
+	derive := map[string]Contribution{} // rows whose derived attributes must follow
 	sem := make(chan struct{}, p.cfg.Concurrency)
 	var wg sync.WaitGroup
 	for _, g := range groups {
@@ -334,19 +335,13 @@ func (p *Projector) commitAll(ctx context.Context, plans []plan, failed map[stri
 			defer func() { <-sem }()
 			err := p.store.Commit(ctx, g.tx)
 			if err == nil {
-				// Derived row attributes (averages, run status) follow the
-				// counters this commit changed; see DeriveRow.
+				mu.Lock()
 				for _, d := range g.tx.Deltas {
 					if derivable(d.Table) {
-						if derr := p.store.Derive(ctx, d.Table, d.Key, sortedKeys(d.Counters), func(row map[string]types.AttributeValue) map[string]types.AttributeValue {
-							return DeriveRow(d.Table, row)
-						}); derr != nil {
-							mu.Lock()
-							deriveErrs++
-							mu.Unlock()
-						}
+						derive[d.RowID()] = d
 					}
 				}
+				mu.Unlock()
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -366,6 +361,16 @@ func (p *Projector) commitAll(ctx context.Context, plans []plan, failed map[stri
 		}(g)
 	}
 	wg.Wait()
+	// Derived row attributes (averages, run status) follow the counters the
+	// commits changed, once per row; see DeriveRow.
+	for _, id := range sortedKeys(derive) {
+		d := derive[id]
+		if err := p.store.Derive(ctx, d.Table, d.Key, sortedKeys(d.Counters), func(row map[string]types.AttributeValue) map[string]types.AttributeValue {
+			return DeriveRow(d.Table, row)
+		}); err != nil {
+			deriveErrs++
+		}
+	}
 	sort.Strings(conflicted)
 	return conflicted, commits, changed, deriveErrs
 }

@@ -279,6 +279,11 @@ func (s *DynamoStore) Derive(ctx context.Context, table string, key map[string]t
 		return nil
 	}
 	set := derive(got.Item)
+	for k, v := range set {
+		if cur, ok := got.Item[k]; ok && sameItem(map[string]types.AttributeValue{k: cur}, map[string]types.AttributeValue{k: v}) {
+			delete(set, k) // already right: no write
+		}
+	}
 	if len(set) == 0 {
 		return nil
 	}

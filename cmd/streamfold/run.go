@@ -31,8 +31,9 @@ handler code the Lambda function runs.
 
 A record that still fails after --max-retries goes to the dead-letter table
 (see "streamfold deadletter"); poison records go there at once. Progress and
-lag are printed on standard error once a second; a JSON summary is printed
-on standard output at the end.
+lag are printed on standard error once a second (lag is now minus the last
+record's ApproximateCreationDateTime, which DynamoDB Local truncates to the
+minute); a JSON summary is printed on standard output at the end.
 
 With --until-caught-up it exits once every shard is drained; otherwise it
 runs until interrupted (Ctrl-C stops cleanly after the current batch).
