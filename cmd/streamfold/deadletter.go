@@ -34,17 +34,10 @@ Flags:
 `
 
 func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "replay") {
-		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
-			fmt.Fprintf(env.stderr, "streamfold: deadletter: unknown subcommand %q\n", args[0])
-		}
-		fmt.Fprint(env.stderr, deadLetterHelp)
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			return exitOK
-		}
-		return exitUsage
+	sub, code, ok := subcommand(env, "deadletter", args, deadLetterHelp, "list", "replay")
+	if !ok {
+		return code
 	}
-	sub := args[0]
 	fs := flag.NewFlagSet("deadletter "+sub, flag.ContinueOnError)
 	var g globals
 	g.register(fs, env)

@@ -46,17 +46,10 @@ type devReport struct {
 }
 
 func runDev(ctx context.Context, env *cliEnv, args []string) int {
-	if len(args) == 0 || (args[0] != "up" && args[0] != "down" && args[0] != "status") {
-		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
-			fmt.Fprintf(env.stderr, "streamfold: dev: unknown subcommand %q\n", args[0])
-		}
-		fmt.Fprint(env.stderr, devHelp)
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			return exitOK
-		}
-		return exitUsage
+	sub, code, ok := subcommand(env, "dev", args, devHelp, "up", "down", "status")
+	if !ok {
+		return code
 	}
-	sub := args[0]
 	fs := flag.NewFlagSet("dev "+sub, flag.ContinueOnError)
 	var cfg devstack.Config
 	fs.StringVar(&cfg.ToolsDir, "tools-dir", envOr(env, "STREAMFOLD_TOOLS_DIR", envOr(env, "TOOLS_DIR", ".tools")), "where `make tools` installed the tools (env STREAMFOLD_TOOLS_DIR or TOOLS_DIR)")

@@ -44,17 +44,10 @@ type eventsSummary struct {
 }
 
 func runEvents(ctx context.Context, env *cliEnv, args []string) int {
-	if len(args) == 0 || (args[0] != "summary" && args[0] != "list") {
-		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
-			fmt.Fprintf(env.stderr, "streamfold: events: unknown subcommand %q\n", args[0])
-		}
-		fmt.Fprint(env.stderr, eventsHelp)
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			return exitOK
-		}
-		return exitUsage
+	sub, code, ok := subcommand(env, "events", args, eventsHelp, "summary", "list")
+	if !ok {
+		return code
 	}
-	sub := args[0]
 	fs := flag.NewFlagSet("events "+sub, flag.ContinueOnError)
 	var g globals
 	g.register(fs, env)

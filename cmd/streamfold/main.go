@@ -111,3 +111,23 @@ func parse(fs *flag.FlagSet, env *cliEnv, args []string) (code int, ok bool) {
 	}
 	return 0, true
 }
+
+// subcommand picks the subcommand of a command with subcommands. ok=false
+// means return code: help was asked for (0) or the subcommand is missing or
+// unknown (2, after saying so and printing help).
+func subcommand(env *cliEnv, name string, args []string, help string, allowed ...string) (sub string, code int, ok bool) {
+	if len(args) > 0 {
+		for _, a := range allowed {
+			if args[0] == a {
+				return a, 0, true
+			}
+		}
+		if args[0] == "-h" || args[0] == "--help" {
+			fmt.Fprint(env.stderr, help)
+			return "", exitOK, false
+		}
+		fmt.Fprintf(env.stderr, "streamfold: %s: unknown subcommand %q\n", name, args[0])
+	}
+	fmt.Fprint(env.stderr, help)
+	return "", exitUsage, false
+}
