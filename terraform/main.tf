@@ -1,0 +1,611 @@
+locals {
+  name         = "${var.prefix}-${var.stage}"
+  pitr_enabled = var.stage != "dev"
+}
+
+# One table per schema.Tables() entry (schema/tables.go is the source of truth;
+# terraform/drift_test.go checks this file against it). TTL and PITR follow
+# docs/decisions.md; PITR is always off in dev.
+
+# The append-only event log keyed by subject and id; 14-day TTL; streams feed the projector and archiver.
+resource "aws_dynamodb_table" "events" {
+  name         = "${local.name}-events"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "subject"
+  range_key    = "id"
+
+  attribute {
+    name = "id"
+    type = "S"
+  }
+
+  attribute {
+    name = "subject"
+    type = "S"
+  }
+
+  ttl {
+    attribute_name = "ttl"
+    enabled        = true
+  }
+
+  stream_enabled   = true
+  stream_view_type = "NEW_IMAGE"
+
+  point_in_time_recovery {
+    enabled = local.pitr_enabled
+  }
+
+  server_side_encryption {
+    enabled = true
+  }
+
+  tags = var.tags
+}
+
+# Agent Step Functions executions (seeds 000/002).
+resource "aws_dynamodb_table" "executions" {
+  name         = "${local.name}-executions"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "executionArn"
+
+  attribute {
+    name = "agentName"
+    type = "S"
+  }
+
+  attribute {
+    name = "executionArn"
+    type = "S"
+  }
+
+  attribute {
+    name = "startDate"
+    type = "S"
+  }
+
+  attribute {
+    name = "status"
+    type = "S"
+  }
+
+  global_secondary_index {
+    name            = "AgentDateIndex"
+    projection_type = "ALL"
+
+    key_schema {
+      attribute_name = "agentName"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "startDate"
+      key_type       = "RANGE"
+    }
+  }
+
+  global_secondary_index {
+    name            = "StatusDateIndex"
+    projection_type = "ALL"
+
+    key_schema {
+      attribute_name = "status"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "startDate"
+      key_type       = "RANGE"
+    }
+  }
+
+  point_in_time_recovery {
+    enabled = false
+  }
+
+  server_side_encryption {
+    enabled = true
+  }
+
+  tags = var.tags
+}
+
+# Seed 001 single table: executions, albums, validation tasks, daily metrics rows.
+resource "aws_dynamodb_table" "workflows" {
+  name         = "${local.name}-workflows"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "pk"
+  range_key    = "sk"
+
+  attribute {
+    name = "createdAt"
+    type = "S"
+  }
+
+  attribute {
+    name = "entityType"
+    type = "S"
+  }
+
+  attribute {
+    name = "executionId"
+    type = "S"
+  }
+
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+
+  attribute {
+    name = "sk"
+    type = "S"
+  }
+
+  attribute {
+    name = "sortValue"
+    type = "N"
+  }
+
+  attribute {
+    name = "status"
+    type = "S"
+  }
+
+  attribute {
+    name = "workflowType"
+    type = "S"
+  }
+
+  global_secondary_index {
+    name            = "GSI1"
+    projection_type = "ALL"
+
+    key_schema {
+      attribute_name = "workflowType"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "entityType"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "status"
+      key_type       = "RANGE"
+    }
+
+    key_schema {
+      attribute_name = "createdAt"
+      key_type       = "RANGE"
+    }
+  }
+
+  global_secondary_index {
+    name            = "GSI2"
+    projection_type = "ALL"
+
+    key_schema {
+      attribute_name = "workflowType"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "executionId"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "entityType"
+      key_type       = "RANGE"
+    }
+
+    key_schema {
+      attribute_name = "sortValue"
+      key_type       = "RANGE"
+    }
+  }
+
+  point_in_time_recovery {
+    enabled = false
+  }
+
+  server_side_encryption {
+    enabled = true
+  }
+
+  tags = var.tags
+}
+
+# Seed 003 workflow_jobs; 90-day TTL.
+resource "aws_dynamodb_table" "workflow_jobs" {
+  name         = "${local.name}-workflow-jobs"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "pk"
+  range_key    = "sk"
+
+  attribute {
+    name = "created_at"
+    type = "S"
+  }
+
+  attribute {
+    name = "installation_id"
+    type = "N"
+  }
+
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+
+  attribute {
+    name = "repo_full_name"
+    type = "S"
+  }
+
+  attribute {
+    name = "run_attempt"
+    type = "N"
+  }
+
+  attribute {
+    name = "run_id"
+    type = "N"
+  }
+
+  attribute {
+    name = "sk"
+    type = "S"
+  }
+
+  attribute {
+    name = "status"
+    type = "S"
+  }
+
+  global_secondary_index {
+    name            = "GSI1"
+    projection_type = "ALL"
+
+    key_schema {
+      attribute_name = "installation_id"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "status"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "created_at"
+      key_type       = "RANGE"
+    }
+  }
+
+  global_secondary_index {
+    name            = "GSI2"
+    projection_type = "ALL"
+
+    key_schema {
+      attribute_name = "installation_id"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "repo_full_name"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "created_at"
+      key_type       = "RANGE"
+    }
+  }
+
+  global_secondary_index {
+    name            = "GSI3"
+    projection_type = "ALL"
+
+    key_schema {
+      attribute_name = "installation_id"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "run_id"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "run_attempt"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "created_at"
+      key_type       = "RANGE"
+    }
+  }
+
+  ttl {
+    attribute_name = "ttl"
+    enabled        = true
+  }
+
+  point_in_time_recovery {
+    enabled = false
+  }
+
+  server_side_encryption {
+    enabled = true
+  }
+
+  tags = var.tags
+}
+
+# Seed 003 workflow_runs; 90-day TTL.
+resource "aws_dynamodb_table" "workflow_runs" {
+  name         = "${local.name}-workflow-runs"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "pk"
+  range_key    = "sk"
+
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+
+  attribute {
+    name = "sk"
+    type = "S"
+  }
+
+  ttl {
+    attribute_name = "ttl"
+    enabled        = true
+  }
+
+  point_in_time_recovery {
+    enabled = false
+  }
+
+  server_side_encryption {
+    enabled = true
+  }
+
+  tags = var.tags
+}
+
+# Seed 003 deployments; 90-day TTL.
+resource "aws_dynamodb_table" "deployments" {
+  name         = "${local.name}-deployments"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "pk"
+  range_key    = "sk"
+
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+
+  attribute {
+    name = "sk"
+    type = "S"
+  }
+
+  ttl {
+    attribute_name = "ttl"
+    enabled        = true
+  }
+
+  point_in_time_recovery {
+    enabled = false
+  }
+
+  server_side_encryption {
+    enabled = true
+  }
+
+  tags = var.tags
+}
+
+# Seed 004 messages; 90-day TTL; PITR in stage/prod.
+resource "aws_dynamodb_table" "messages" {
+  name         = "${local.name}-messages"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "message_id"
+
+  attribute {
+    name = "created_date"
+    type = "S"
+  }
+
+  attribute {
+    name = "message_id"
+    type = "S"
+  }
+
+  attribute {
+    name = "message_type"
+    type = "S"
+  }
+
+  attribute {
+    name = "stage"
+    type = "S"
+  }
+
+  attribute {
+    name = "status"
+    type = "S"
+  }
+
+  global_secondary_index {
+    name            = "stage-created_date-index"
+    projection_type = "ALL"
+
+    key_schema {
+      attribute_name = "stage"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "created_date"
+      key_type       = "RANGE"
+    }
+  }
+
+  global_secondary_index {
+    name            = "status-created_date-index"
+    projection_type = "ALL"
+
+    key_schema {
+      attribute_name = "status"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "created_date"
+      key_type       = "RANGE"
+    }
+  }
+
+  global_secondary_index {
+    name            = "message_type-created_date-index"
+    projection_type = "ALL"
+
+    key_schema {
+      attribute_name = "message_type"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "created_date"
+      key_type       = "RANGE"
+    }
+  }
+
+  ttl {
+    attribute_name = "ttl"
+    enabled        = true
+  }
+
+  point_in_time_recovery {
+    enabled = local.pitr_enabled
+  }
+
+  server_side_encryption {
+    enabled = true
+  }
+
+  tags = var.tags
+}
+
+# Daily counter rows keyed by scope and date.
+resource "aws_dynamodb_table" "metrics" {
+  name         = "${local.name}-metrics"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "scope"
+  range_key    = "date"
+
+  attribute {
+    name = "date"
+    type = "S"
+  }
+
+  attribute {
+    name = "scope"
+    type = "S"
+  }
+
+  point_in_time_recovery {
+    enabled = false
+  }
+
+  server_side_encryption {
+    enabled = true
+  }
+
+  tags = var.tags
+}
+
+# Records a consumer could not process; PITR in stage/prod so a person can replay them.
+resource "aws_dynamodb_table" "dead_letters" {
+  name         = "${local.name}-dead-letters"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "consumer"
+  range_key    = "position"
+
+  attribute {
+    name = "consumer"
+    type = "S"
+  }
+
+  attribute {
+    name = "position"
+    type = "S"
+  }
+
+  point_in_time_recovery {
+    enabled = local.pitr_enabled
+  }
+
+  server_side_encryption {
+    enabled = true
+  }
+
+  tags = var.tags
+}
+
+# The projector's folded state per subject; rebuildable from the archive.
+resource "aws_dynamodb_table" "aggregates" {
+  name         = "${local.name}-aggregates"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "subject"
+
+  attribute {
+    name = "subject"
+    type = "S"
+  }
+
+  point_in_time_recovery {
+    enabled = false
+  }
+
+  server_side_encryption {
+    enabled = true
+  }
+
+  tags = var.tags
+}
+
+# Per-shard stream checkpoints of the local stream runner.
+resource "aws_dynamodb_table" "checkpoints" {
+  name         = "${local.name}-checkpoints"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "consumer"
+  range_key    = "shard_id"
+
+  attribute {
+    name = "consumer"
+    type = "S"
+  }
+
+  attribute {
+    name = "shard_id"
+    type = "S"
+  }
+
+  point_in_time_recovery {
+    enabled = false
+  }
+
+  server_side_encryption {
+    enabled = true
+  }
+
+  tags = var.tags
+}
