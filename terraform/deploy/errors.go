@@ -1,0 +1,11 @@
+package deploy
+
+import "errors"
+
+// Sentinel errors returned (wrapped) by Preflight; test with errors.Is.
+var (
+	// ErrNoTerraform means the terraform binary was not found.
+	ErrNoTerraform = errors.New("deploy: terraform not found")
+	// ErrNoCredentials means no AWS credential source was found.
+	ErrNoCredentials = errors.New("deploy: no AWS credentials: set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or run where an IAM role is available and pass --assume-role-available)")
+)
