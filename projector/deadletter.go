@@ -99,6 +99,26 @@ func (s *DeadLetters) Put(ctx context.Context, d DeadLetter) error {
 	return nil
 }
 
+// Quarantine stores rec as a dead letter of consumer with the given reason
+// and cause. Its signature fits streamrun.Config.OnPoison once consumer and
+// reason are bound (see OnPoison).
+func (s *DeadLetters) Quarantine(ctx context.Context, consumer, reason string, rec events.DynamoDBEventRecord, cause error) error {
+	d, err := NewDeadLetter(consumer, reason, rec, cause, time.Now())
+	if err != nil {
+		return err
+	}
+	return s.Put(ctx, d)
+}
+
+// OnPoison returns the function a stream runner calls for a record that
+// exhausted its retries: it quarantines the record with reason
+// "retries-exhausted".
+func (s *DeadLetters) OnPoison(consumer string) func(context.Context, events.DynamoDBEventRecord, error) error {
+	return func(ctx context.Context, rec events.DynamoDBEventRecord, cause error) error {
+		return s.Quarantine(ctx, consumer, "retries-exhausted", rec, cause)
+	}
+}
+
 // List returns a consumer's dead letters in stream order.
 func (s *DeadLetters) List(ctx context.Context, consumer string) ([]DeadLetter, error) {
 	var out []DeadLetter

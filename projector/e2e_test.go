@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -91,13 +90,7 @@ func (p *pipeline) run(t *testing.T, ctx context.Context, h streamrun.Handler, c
 	}
 	cfg.PollInterval = 50 * time.Millisecond
 	cfg.Logger = quietLog()
-	cfg.OnPoison = func(ctx context.Context, rec events.DynamoDBEventRecord, cause error) error {
-		d, err := projector.NewDeadLetter(cfg.Consumer, "retries-exhausted", rec, cause, time.Now())
-		if err != nil {
-			return err
-		}
-		return p.dl.Put(ctx, d)
-	}
+	cfg.OnPoison = p.dl.OnPoison(cfg.Consumer)
 	r, err := streamrun.New(p.c.Streams, streamrun.NewDynamoCheckpoints(p.c.DynamoDB, p.n.Table(schema.TableCheckpoints)), h, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -335,27 +335,6 @@ func foldOne(t testing.TB, evs ...foldEvent) (projector.Aggregate, []projector.I
 	return a, a.Items(), a.Contributions()
 }
 
-// foldSubject folds the events of one subject of a fixture and returns the
-// aggregate and its single item's attributes (nil without items).
-func foldSubject(t testing.TB, evs []foldEvent, subject string) (projector.Aggregate, map[string]types.AttributeValue) {
-	t.Helper()
-	var mine []foldEvent
-	for _, e := range evs {
-		if e.E.Subject == subject {
-			mine = append(mine, e)
-		}
-	}
-	if len(mine) == 0 {
-		t.Fatalf("no events of %s", subject)
-	}
-	a := foldAll(t, mine)[subject]
-	items := a.Items()
-	if len(items) == 0 {
-		return a, nil
-	}
-	return a, items[0].Item
-}
-
 // foldWant checks item attributes: strings are S, ints N, bools BOOL, nil
 // means absent.
 func foldWant(t testing.TB, item map[string]types.AttributeValue, want map[string]any) {

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/devstack"
 	"github.com/streamfold/streamfold/schema/provision"
 )
@@ -117,7 +116,7 @@ func provisionLocal(ctx context.Context, st devstack.Status, cfg devstack.Config
 	if err != nil {
 		return rep, err
 	}
-	c, err := awsclient.New(ctx, awsclient.Config{Region: "us-east-1", DynamoDBEndpoint: g.ddbEndpoint, S3Endpoint: g.s3Endpoint, S3AccessKey: g.s3Key, S3SecretKey: g.s3Secret})
+	c, err := g.clients(ctx)
 	if err != nil {
 		return rep, err
 	}

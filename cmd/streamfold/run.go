@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -115,13 +114,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	cfg.StreamARN = stack.streams
 	cfg.Logger = log
-	cfg.OnPoison = func(ctx context.Context, rec events.DynamoDBEventRecord, cause error) error {
-		d, err := projector.NewDeadLetter(cfg.Consumer, "retries-exhausted", rec, cause, time.Now())
-		if err != nil {
-			return err
-		}
-		return stack.dl.Put(ctx, d)
-	}
+	cfg.OnPoison = stack.dl.OnPoison(cfg.Consumer)
 	if !*quiet {
 		cfg.Progress = func(s streamrun.Stats) {
 			fmt.Fprintf(env.stderr, "run: %d records in %d batches, lag %dms, shards %d open %d done, retries %d, dead-lettered %d\n",

@@ -83,6 +83,29 @@ func Args(cfg Config, action string) []string {
 	return args
 }
 
+// sharedOption is an option that plan, apply and destroy all take.
+type sharedOption interface {
+	tfexec.PlanOption
+	tfexec.ApplyOption
+	tfexec.DestroyOption
+}
+
+// shared returns the state, var-file and variable options common to plan,
+// apply and destroy, in the order the CLI renders them.
+func (s step) shared() []sharedOption {
+	var opts []sharedOption
+	if s.state != "" {
+		opts = append(opts, tfexec.State(s.state))
+	}
+	if s.varFile != "" {
+		opts = append(opts, tfexec.VarFile(s.varFile))
+	}
+	for _, v := range s.vars {
+		opts = append(opts, tfexec.Var(v))
+	}
+	return opts
+}
+
 // InitOptions are the options for terraform init.
 func InitOptions(cfg Config) []tfexec.InitOption {
 	s := decide(cfg, ActionInit)
@@ -100,14 +123,8 @@ func InitOptions(cfg Config) []tfexec.InitOption {
 func PlanOptions(cfg Config) []tfexec.PlanOption {
 	s := decide(cfg, ActionPlan)
 	var opts []tfexec.PlanOption
-	if s.state != "" {
-		opts = append(opts, tfexec.State(s.state))
-	}
-	if s.varFile != "" {
-		opts = append(opts, tfexec.VarFile(s.varFile))
-	}
-	for _, v := range s.vars {
-		opts = append(opts, tfexec.Var(v))
+	for _, o := range s.shared() {
+		opts = append(opts, o)
 	}
 	if s.out != "" {
 		opts = append(opts, tfexec.Out(s.out))
@@ -120,14 +137,8 @@ func PlanOptions(cfg Config) []tfexec.PlanOption {
 func ApplyOptions(cfg Config) []tfexec.ApplyOption {
 	s := decide(cfg, ActionApply)
 	var opts []tfexec.ApplyOption
-	if s.state != "" {
-		opts = append(opts, tfexec.State(s.state))
-	}
-	if s.varFile != "" {
-		opts = append(opts, tfexec.VarFile(s.varFile))
-	}
-	for _, v := range s.vars {
-		opts = append(opts, tfexec.Var(v))
+	for _, o := range s.shared() {
+		opts = append(opts, o)
 	}
 	if s.planFile != "" {
 		opts = append(opts, tfexec.DirOrPlan(s.planFile))
@@ -139,14 +150,8 @@ func ApplyOptions(cfg Config) []tfexec.ApplyOption {
 func DestroyOptions(cfg Config) []tfexec.DestroyOption {
 	s := decide(cfg, ActionDestroy)
 	var opts []tfexec.DestroyOption
-	if s.state != "" {
-		opts = append(opts, tfexec.State(s.state))
-	}
-	if s.varFile != "" {
-		opts = append(opts, tfexec.VarFile(s.varFile))
-	}
-	for _, v := range s.vars {
-		opts = append(opts, tfexec.Var(v))
+	for _, o := range s.shared() {
+		opts = append(opts, o)
 	}
 	return opts
 }
