@@ -17,7 +17,8 @@ import (
 //
 // The projector sets them right after the commit that changed the counters,
 // conditioned on the counters still holding the values they were derived
-// from (Store.Derive); a concurrent commit re-derives after its own. They
+// from (Store.Derive); a concurrent commit re-derives after its own. A nil
+// value means the attribute must be absent (it is removed). They
 // are therefore eventually consistent with the counters, which stay exact.
 func DeriveRow(table string, row map[string]types.AttributeValue) map[string]types.AttributeValue {
 	num := func(k string) *big.Rat {
@@ -44,7 +45,9 @@ func DeriveRow(table string, row map[string]types.AttributeValue) map[string]typ
 		}
 	case schema.TableWorkflowRuns:
 		total, completed, failed := num("total_jobs"), num("completed_jobs"), num("failed_jobs")
-		out := map[string]types.AttributeValue{"status": &types.AttributeValueMemberS{Value: "in_progress"}}
+		// conclusion is removed (nil) while the run is not complete: a run
+		// that looked complete and then gained a job must not keep it.
+		out := map[string]types.AttributeValue{"status": &types.AttributeValueMemberS{Value: "in_progress"}, "conclusion": nil}
 		if total.Sign() > 0 && total.Cmp(completed) == 0 {
 			out["status"] = &types.AttributeValueMemberS{Value: "completed"}
 			conclusion := "success"
@@ -75,4 +78,16 @@ func counterCondition(row map[string]types.AttributeValue, counters []string) ma
 		}
 	}
 	return out
+}
+
+// ApplyDerived sets the attributes DeriveRow returned on row, removing those
+// it returned as nil.
+func ApplyDerived(row, derived map[string]types.AttributeValue) {
+	for k, v := range derived {
+		if v == nil {
+			delete(row, k)
+			continue
+		}
+		row[k] = v
+	}
 }

@@ -730,3 +730,41 @@ func BenchmarkFold(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(in))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
+
+func TestMergeDeltasKeepsAttributeOnlyRows(t *testing.T) {
+	key := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "run"}, "sk": &types.AttributeValueMemberS{Value: "1"}}
+	name := map[string]types.AttributeValue{"workflow_name": &types.AttributeValueMemberS{Value: "ci"}}
+	// Two aggregates' deltas on one run row: one counts nothing but names the
+	// workflow, the other counts a job; and two that cancel out on another row.
+	other := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "run"}, "sk": &types.AttributeValueMemberS{Value: "2"}}
+	got := projector.MergeDeltasForTest([]projector.Contribution{
+		{Table: schema.TableWorkflowRuns, Key: key, Attrs: name, Counters: map[string]int64{"total_jobs": 0}},
+		{Table: schema.TableWorkflowRuns, Key: key, Counters: map[string]int64{"total_jobs": 1}},
+		{Table: schema.TableWorkflowRuns, Key: other, Counters: map[string]int64{"total_jobs": 1}},
+		{Table: schema.TableWorkflowRuns, Key: other, Counters: map[string]int64{"total_jobs": -1}},
+	})
+	if len(got) != 1 {
+		t.Fatalf("merged %d rows, want 1 (the cancelled row dropped): %+v", len(got), got)
+	}
+	if got[0].Counters["total_jobs"] != 1 || got[0].Attrs["workflow_name"] == nil {
+		t.Fatalf("merged row = %+v, want total_jobs 1 and the workflow name", got[0])
+	}
+	// The attribute-only delta alone is kept too.
+	if got := projector.MergeDeltasForTest([]projector.Contribution{{Table: schema.TableWorkflowRuns, Key: key, Attrs: name, Counters: map[string]int64{}}}); len(got) != 1 {
+		t.Fatalf("an attribute-only delta was dropped: %+v", got)
+	}
+}
+
+func TestDeriveRunRemovesStaleConclusion(t *testing.T) {
+	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	row := map[string]types.AttributeValue{"total_jobs": n("2"), "completed_jobs": n("2"), "failed_jobs": n("1")}
+	projector.ApplyDerived(row, projector.DeriveRow(schema.TableWorkflowRuns, row))
+	if row["conclusion"].(*types.AttributeValueMemberS).Value != "failure" || row["status"].(*types.AttributeValueMemberS).Value != "completed" {
+		t.Fatalf("complete run derived %v", row)
+	}
+	row["total_jobs"] = n("3") // another job of the run is counted
+	projector.ApplyDerived(row, projector.DeriveRow(schema.TableWorkflowRuns, row))
+	if _, ok := row["conclusion"]; ok || row["status"].(*types.AttributeValueMemberS).Value != "in_progress" {
+		t.Fatalf("run that gained a job derived %v, want in_progress and no conclusion", row)
+	}
+}

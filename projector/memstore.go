@@ -202,8 +202,6 @@ func (m *MemStore) Derive(_ context.Context, table string, key map[string]types.
 	if !ok {
 		return nil
 	}
-	for k, v := range derive(row) {
-		row[k] = v
-	}
+	ApplyDerived(row, derive(row))
 	return nil
 }

@@ -268,11 +268,49 @@ func Diff(prev, next []Contribution) []Contribution {
 	return out
 }
 
-// mergeDeltas sums deltas of the same row.
+// mergeDeltas sums deltas of the same row. Unlike Diff it keeps a row whose
+// counters net to zero when it carries attributes: such a delta exists to
+// set static attributes (e.g. a run's workflow name learned after a runner
+// event already counted its job) and must not be dropped.
 func mergeDeltas(ds []Contribution) []Contribution {
-	var flat []Contribution
-	flat = append(flat, ds...)
-	return Diff(nil, flat)
+	rows := map[string]*Contribution{}
+	var order []string
+	for _, d := range ds {
+		id := d.RowID()
+		r, ok := rows[id]
+		if !ok {
+			r = &Contribution{Table: d.Table, Key: d.Key, Counters: map[string]int64{}, Scale: map[string]int{}}
+			rows[id] = r
+			order = append(order, id)
+		}
+		if len(d.Attrs) > 0 {
+			if r.Attrs == nil {
+				r.Attrs = map[string]types.AttributeValue{}
+			}
+			for k, v := range d.Attrs {
+				r.Attrs[k] = v
+			}
+		}
+		for k, v := range d.Counters {
+			r.Counters[k] += v
+		}
+		for k, v := range d.Scale {
+			r.Scale[k] = v
+		}
+	}
+	sort.Strings(order)
+	out := make([]Contribution, 0, len(order))
+	for _, id := range order {
+		r := rows[id]
+		nonZero := false
+		for _, v := range r.Counters {
+			nonZero = nonZero || v != 0
+		}
+		if nonZero || len(r.Attrs) > 0 {
+			out = append(out, *r)
+		}
+	}
+	return out
 }
 
 // commitAll packs plans into transactions of at most MaxTxActions (merging

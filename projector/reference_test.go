@@ -93,9 +93,7 @@ func reference(t *testing.T, events []schema.Event) (view, counterNames) {
 				row[k] = &types.AttributeValueMemberN{Value: projector.FormatScaled(v, s.Scale[k])}
 			}
 		}
-		for k, v := range projector.DeriveRow(s.Table, row) {
-			row[k] = v
-		}
+		projector.ApplyDerived(row, projector.DeriveRow(s.Table, row))
 		id := projector.ItemID(s.Table, s.Key)
 		counterRows[id] = map[string]bool{}
 		for k := range s.Counters {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -279,21 +280,35 @@ func (s *DynamoStore) Derive(ctx context.Context, table string, key map[string]t
 		return nil
 	}
 	set := derive(got.Item)
+	var remove []string
 	for k, v := range set {
-		if cur, ok := got.Item[k]; ok && sameItem(map[string]types.AttributeValue{k: cur}, map[string]types.AttributeValue{k: v}) {
+		cur, ok := got.Item[k]
+		switch {
+		case v == nil:
+			if ok {
+				remove = append(remove, k)
+			}
+			delete(set, k)
+		case ok && sameItem(map[string]types.AttributeValue{k: cur}, map[string]types.AttributeValue{k: v}):
 			delete(set, k) // already right: no write
 		}
 	}
-	if len(set) == 0 {
+	if len(set) == 0 && len(remove) == 0 {
 		return nil
 	}
+	sort.Strings(remove)
 	names := map[string]string{}
 	values := map[string]types.AttributeValue{}
-	var sets, conds []string
+	var sets, removes, conds []string
 	for i, k := range sortedKeys(set) {
 		n, v := "#d"+strconv.Itoa(i), ":d"+strconv.Itoa(i)
 		names[n], values[v] = k, set[k]
 		sets = append(sets, n+" = "+v)
+	}
+	for i, k := range remove {
+		n := "#r" + strconv.Itoa(i)
+		names[n] = k
+		removes = append(removes, n)
 	}
 	cond := counterCondition(got.Item, counters)
 	for i, k := range sortedKeys(cond) {
@@ -307,11 +322,20 @@ func (s *DynamoStore) Derive(ctx context.Context, table string, key map[string]t
 		values[v] = &types.AttributeValueMemberN{Value: cond[k]}
 		conds = append(conds, n+" = "+v)
 	}
+	var expr []string
+	if len(sets) > 0 {
+		expr = append(expr, "SET "+strings.Join(sets, ", "))
+	}
+	if len(removes) > 0 {
+		expr = append(expr, "REMOVE "+strings.Join(removes, ", "))
+	}
 	in := &dynamodb.UpdateItemInput{
 		TableName: aws.String(name), Key: key,
-		UpdateExpression:          aws.String("SET " + strings.Join(sets, ", ")),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: values,
+		UpdateExpression:         aws.String(strings.Join(expr, " ")),
+		ExpressionAttributeNames: names,
+	}
+	if len(values) > 0 {
+		in.ExpressionAttributeValues = values
 	}
 	if len(conds) > 0 {
 		in.ConditionExpression = aws.String(strings.Join(conds, " AND "))

@@ -124,6 +124,19 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		if a, ok := row["avg"].(*types.AttributeValueMemberS); !ok || a.Value != "total=4" || num(t, row, "total") != "4" {
 			t.Fatalf("row after Derive = %v", row)
 		}
+		// A nil value removes the attribute; removing an absent one is a no-op.
+		remove := func(map[string]types.AttributeValue) map[string]types.AttributeValue {
+			return map[string]types.AttributeValue{"avg": nil, "never": nil}
+		}
+		for range 2 {
+			if err := h.Store.Derive(ctx, schema.TableMetrics, rowKey, []string{"total", "cost"}, remove); err != nil {
+				t.Fatal(err)
+			}
+			row, _ = h.Get(ctx, schema.TableMetrics, rowKey)
+			if _, ok := row["avg"]; ok || num(t, row, "total") != "4" {
+				t.Fatalf("row after a removing Derive = %v, want no avg and total 4", row)
+			}
+		}
 		// An absent row derives nothing and is no error.
 		if err := h.Store.Derive(ctx, schema.TableMetrics, map[string]types.AttributeValue{"scope": s("none"), "date": s("x")}, []string{"total"}, derive); err != nil {
 			t.Fatalf("Derive of an absent row: %v", err)

@@ -1,0 +1,4 @@
+package projector
+
+// MergeDeltasForTest exposes mergeDeltas to the external tests.
+var MergeDeltasForTest = mergeDeltas
