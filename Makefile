@@ -14,13 +14,21 @@ help: ## Show this help
 	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z0-9_.-]+:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 .PHONY: tools
-tools: ## Install DynamoDB Local, MinIO and Terraform into .tools/ (env TOOLS_DIR overrides; reuses what is there)
+tools: ## Install DynamoDB Local, MinIO and Terraform into .tools/, and Debian's chromium (env TOOLS_DIR overrides; reuses what is there)
 	@bash .ci/tools.sh
 
 .PHONY: build
 build: ## Build bin/streamfold (CGO_ENABLED=0)
 	@mkdir -p bin
 	CGO_ENABLED=0 go build -o bin/streamfold ./cmd/streamfold
+
+.PHONY: package
+package: ## Build every Lambda function into dist/<name>.zip (linux/arm64, CGO_ENABLED=0) for Terraform
+	@bash .ci/package.sh
+
+.PHONY: serve
+serve: build ## Serve the HTTP API and the dashboard on 127.0.0.1:8080 against the local stack (make up first)
+	STREAMFOLD_DYNAMODB_ENDPOINT=$${STREAMFOLD_DYNAMODB_ENDPOINT:-http://127.0.0.1:8766} bin/streamfold serve --addr 127.0.0.1:8080
 
 .PHONY: demo
 demo: ## The main job: tools, services up, simulate a workload into the event table, show a summary

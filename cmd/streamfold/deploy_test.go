@@ -31,6 +31,13 @@ func TestDeployCLI(t *testing.T) {
 		{"no subcommand", noCreds, []string{"deploy"}, exitUsage, "streamfold deploy plan"},
 		{"help", noCreds, []string{"deploy", "-h"}, exitOK, "Exit codes:"},
 		{"plan help", noCreds, []string{"deploy", "plan", "-h"}, exitOK, "-backend-lock-table"},
+		{"no packages", map[string]string{"HOME": home, "AWS_PROFILE": "p"}, []string{"deploy", "plan", "--stage", "dev", "--terraform", exe, "--dir", home + "/terraform"}, exitRuntime,
+			"deploy: Lambda packages missing: run `make package`: " + home + "/dist/projector.zip, " + home + "/dist/archiver.zip, " + home + "/dist/ingest.zip, " + home + "/dist/api.zip missing"},
+		{"bad --var", noCreds, []string{"deploy", "plan", "--stage", "dev", "--var", "novalue"}, exitUsage, `invalid value "novalue" for flag -var: want NAME=VALUE, got "novalue"`},
+		{"--var stage", noCreds, []string{"deploy", "plan", "--stage", "dev", "--var", "stage=prod"}, exitUsage, `Vars: "stage" cannot be set here (use Stage/Prefix)`},
+		{"lock table without bucket", noCreds, []string{"deploy", "plan", "--stage", "dev", "--backend-lock-table", "locks"}, exitUsage, "--backend-lock-table and --backend-key need --backend-bucket"},
+		{"key without bucket", noCreds, []string{"deploy", "plan", "--stage", "dev", "--backend-key", "k"}, exitUsage, "--backend-lock-table and --backend-key need --backend-bucket"},
+		{"plan help names the key flag", noCreds, []string{"deploy", "plan", "-h"}, exitOK, "-backend-key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,6 +51,40 @@ func TestDeployCLI(t *testing.T) {
 			}
 			if d := time.Since(start); d > 5*time.Second {
 				t.Fatalf("took %v; preflight should fail fast", d)
+			}
+		})
+	}
+}
+
+// TestDeployDryRun: the flags become exactly these terraform commands.
+func TestDeployDryRun(t *testing.T) {
+	env := map[string]string{"HOME": t.TempDir(), "TOOLS_DIR": t.TempDir(), "AWS_REGION": "eu-west-1"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"S3 backend", []string{"deploy", "plan", "--stage", "prod", "--backend-bucket", "tfstate", "--backend-lock-table", "locks", "--var", "alarm_sns_topic_arn=arn:aws:sns:eu-west-1:1:ops", "--terraform", "tf", "--dry-run"},
+			"# remove terraform/backend_override.tf if deploy wrote it\n" +
+				"tf -chdir=terraform init -input=false -backend-config=bucket=tfstate -backend-config=dynamodb_table=locks -backend-config=encrypt=true -backend-config=key=streamfold/prod.tfstate -backend-config=region=eu-west-1 -reconfigure\n" +
+				"tf -chdir=terraform plan -input=false -var=stage=prod -var=prefix=streamfold -var=alarm_sns_topic_arn=arn:aws:sns:eu-west-1:1:ops -out=prod.tfplan\n"},
+		{"own key", []string{"deploy", "apply", "--stage", "stage", "--backend-bucket", "b", "--backend-key", "x/y.tfstate", "--backend-region", "us-east-1", "--terraform", "tf", "--dry-run"},
+			"# remove terraform/backend_override.tf if deploy wrote it\n" +
+				"tf -chdir=terraform init -input=false -backend-config=bucket=b -backend-config=encrypt=true -backend-config=key=x/y.tfstate -backend-config=region=us-east-1 -reconfigure\n" +
+				"tf -chdir=terraform apply -auto-approve -input=false stage.tfplan\n"},
+		{"local state", []string{"deploy", "apply", "--stage", "dev", "--auto-approve", "--prefix", "me", "--terraform", "tf", "--dry-run"},
+			"# terraform/backend_override.tf\n" +
+				"tf -chdir=terraform init -input=false -backend-config=path=dev.tfstate -reconfigure\n" +
+				"tf -chdir=terraform apply -auto-approve -input=false -var=stage=dev -var=prefix=me\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, env, "", tt.args...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if stdout != tt.want {
+				t.Fatalf("dry run printed\n%s\nwant\n%s", stdout, tt.want)
 			}
 		})
 	}

@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/streamrun"
 	"github.com/streamfold/streamfold/projector"
@@ -17,7 +19,7 @@ import (
 )
 
 func init() {
-	register(command{name: "run", summary: "consume the event table's stream locally and run the projector (Lambda's semantics)", run: runRun})
+	register(command{name: "run", summary: "consume the event table's stream locally: project it and archive it (Lambda's semantics)", run: runRun})
 }
 
 const runHelp = `Usage: streamfold run [flags]
@@ -25,28 +27,48 @@ const runHelp = `Usage: streamfold run [flags]
 Reads the event table's DynamoDB stream with the semantics of Lambda's event
 source mapping (batch size and window, partial batch responses, retries,
 bisection, parent shards before children, checkpoints per shard in the
-checkpoints table) and hands each batch to the projector through the same
-handler code the Lambda function runs.
+checkpoints table) and runs the two consumers streamfold deploys to AWS, each
+with its own checkpoints and the same handler code its Lambda function runs:
+
+  projector  folds events into the projection tables (--batch-size, --batch-window)
+  archiver   writes events as Parquet to S3 (--archive-uri), buffering by
+             size and time through its own, larger batches
+             (--archive-batch-size, --archive-batch-window); --archive=false
+             turns it off
 
 A record that still fails after --max-retries goes to the dead-letter table
-(see "streamfold deadletter"); poison records go there at once. Progress and
-lag are printed on standard error once a second (lag is now minus the last
-record's ApproximateCreationDateTime, which DynamoDB Local truncates to the
-minute); a JSON summary is printed on standard output at the end.
+under its consumer's name (see "streamfold deadletter"); poison records go
+there at once (the archiver also writes them under the archive's errors/
+prefix). Progress and lag are printed on standard error once a second (lag is
+now minus the last record's ApproximateCreationDateTime, which DynamoDB Local
+truncates to the minute); a JSON summary is printed on standard output at the
+end.
 
-With --until-caught-up it exits once every shard is drained; otherwise it
-runs until interrupted (Ctrl-C stops cleanly after the current batch).
+With --until-caught-up it exits once every shard is drained for both
+consumers; otherwise it runs until interrupted (Ctrl-C stops cleanly after the
+current batches).
 
-Example:
+Examples:
   streamfold run --until-caught-up --batch-size 1000
+  streamfold run --archive-uri s3://my-bucket/archive --archive-batch-window 30s
+  streamfold run --archive=false
 
 Flags:
 `
 
-type runSummary struct {
+// consumerSummary is one consumer's part of run's JSON summary.
+type consumerSummary struct {
 	streamrun.Stats
-	Seconds    float64 `json:"seconds"`
-	DeadLetter string  `json:"deadLetterTable"`
+	Consumer string `json:"consumer"`
+	Error    string `json:"error,omitempty"`
+}
+
+type runSummary struct {
+	Projector  consumerSummary  `json:"projector"`
+	Archiver   *consumerSummary `json:"archiver,omitempty"`
+	ArchiveURI string           `json:"archiveUri,omitempty"`
+	Seconds    float64          `json:"seconds"`
+	DeadLetter string           `json:"deadLetterTable"`
 }
 
 // projectorStack is the projector wired to one set of tables.
@@ -83,12 +105,17 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	var g globals
 	g.register(fs, env)
 	cfg := streamrun.Config{Consumer: "projector"}
-	fs.IntVar(&cfg.BatchSize, "batch-size", 100, "records per batch (1-10000), like the event source mapping's BatchSize")
-	fs.DurationVar(&cfg.BatchWindow, "batch-window", 0, "wait up to this long to fill a batch (0-300s)")
+	fs.IntVar(&cfg.BatchSize, "batch-size", 100, "projector: records per batch (1-10000), like the event source mapping's BatchSize")
+	fs.DurationVar(&cfg.BatchWindow, "batch-window", 0, "projector: wait up to this long to fill a batch (0-300s)")
 	fs.IntVar(&cfg.MaxRetryAttempts, "max-retries", 3, "attempts per batch before the failing record is dead-lettered")
 	fs.BoolVar(&cfg.BisectOnError, "bisect", true, "split a failing batch in halves to isolate the bad record")
 	fs.BoolVar(&cfg.UntilCaughtUp, "until-caught-up", false, "exit once every shard is drained")
-	fs.StringVar(&cfg.Consumer, "consumer", "projector", "checkpoint name of this consumer")
+	fs.StringVar(&cfg.Consumer, "consumer", "projector", "checkpoint name of the projector consumer")
+	archive := fs.Bool("archive", true, "also run the archiver consumer (Parquet on S3)")
+	archiveURI := fs.String("archive-uri", "", "where the archive goes, s3://BUCKET/PREFIX (default s3://PREFIX-STAGE-archive/archive)")
+	acfg := streamrun.Config{Consumer: "archiver"}
+	fs.IntVar(&acfg.BatchSize, "archive-batch-size", 5000, "archiver: records per batch, i.e. per Parquet object and day (1-10000)")
+	fs.DurationVar(&acfg.BatchWindow, "archive-batch-window", 2*time.Second, "archiver: buffer up to this long to fill a batch (0-300s)")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
 	verbose := fs.Bool("v", false, "log every batch (JSON lines on standard error)")
 	fs.Usage = func() { fmt.Fprint(env.stderr, runHelp); fs.PrintDefaults() }
@@ -112,27 +139,102 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitRuntime, "run: %v", err)
 	}
+	checkpoints := streamrun.NewDynamoCheckpoints(clients.DynamoDB, n.Table(schema.TableCheckpoints))
 	cfg.StreamARN = stack.streams
 	cfg.Logger = log
 	cfg.OnPoison = stack.dl.OnPoison(cfg.Consumer)
-	if !*quiet {
-		cfg.Progress = func(s streamrun.Stats) {
-			fmt.Fprintf(env.stderr, "run: %d records in %d batches, lag %dms, shards %d open %d done, retries %d, dead-lettered %d\n",
-				s.Records, s.Batches, s.LagMillis, s.ShardsOpen, s.ShardsDone, s.Retries, s.Poisoned)
-		}
-	}
-	r, err := streamrun.New(clients.Streams, streamrun.NewDynamoCheckpoints(clients.DynamoDB, n.Table(schema.TableCheckpoints)), stack.handler.Handle, cfg)
+	proj, err := streamrun.New(clients.Streams, checkpoints, stack.handler.Handle, cfg)
 	if err != nil {
 		return errorf(env, exitUsage, "run: %v", err)
 	}
+	runners := []*streamrun.Runner{proj}
+	sum := runSummary{DeadLetter: n.Table(schema.TableDeadLetters)}
+	if *archive {
+		uri := *archiveURI
+		if uri == "" {
+			uri = defaultArchive(n)
+		}
+		a, err := openArchive(clients, uri)
+		if err != nil {
+			return errorf(env, exitUsage, "run: --archive-uri: %v", err)
+		}
+		sum.ArchiveURI = uri
+		acfg.StreamARN = stack.streams
+		acfg.Logger = log
+		acfg.MaxRetryAttempts = cfg.MaxRetryAttempts
+		acfg.BisectOnError = cfg.BisectOnError
+		acfg.UntilCaughtUp = cfg.UntilCaughtUp
+		acfg.OnPoison = stack.dl.OnPoison(acfg.Consumer)
+		arch, err := streamrun.New(clients.Streams, checkpoints, archiver.NewHandler(a, log).Handle, acfg)
+		if err != nil {
+			return errorf(env, exitUsage, "run: archiver: %v", err)
+		}
+		runners = append(runners, arch)
+	}
+	if !*quiet {
+		stop := progress(ctx, env, runners)
+		defer stop()
+	}
 	began := time.Now()
-	runErr := r.Run(ctx)
-	sum := runSummary{Stats: r.Stats(), Seconds: time.Since(began).Seconds(), DeadLetter: n.Table(schema.TableDeadLetters)}
+	errs := make([]error, len(runners))
+	var wg sync.WaitGroup
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for i, r := range runners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = r.Run(runCtx); errs[i] != nil {
+				cancel() // one consumer failing stops the other: say so rather than run half a pipeline
+			}
+		}()
+	}
+	wg.Wait()
+	sum.Seconds = time.Since(began).Seconds()
+	sum.Projector = consumerSummary{Stats: proj.Stats(), Consumer: cfg.Consumer}
+	if errs[0] != nil {
+		sum.Projector.Error = errs[0].Error()
+	}
+	if len(runners) > 1 {
+		sum.Archiver = &consumerSummary{Stats: runners[1].Stats(), Consumer: acfg.Consumer}
+		if errs[1] != nil {
+			sum.Archiver.Error = errs[1].Error()
+		}
+	}
 	if err := writeJSON(env.stdout, sum); err != nil {
 		return errorf(env, exitRuntime, "run: %v", err)
 	}
-	if runErr != nil {
-		return errorf(env, exitRuntime, "run: %v", runErr)
+	for i, err := range errs {
+		if err != nil && ctx.Err() == nil {
+			return errorf(env, exitRuntime, "run: %s: %v", []string{"projector", "archiver"}[i], err)
+		}
 	}
 	return exitOK
+}
+
+// progress prints every consumer's counters once a second until stop is called.
+func progress(ctx context.Context, env *cliEnv, runners []*streamrun.Runner) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			case <-t.C:
+				for i, r := range runners {
+					s := r.Stats()
+					fmt.Fprintf(env.stderr, "run: %-9s %d records in %d batches, lag %dms, shards %d open %d done, retries %d, dead-lettered %d\n",
+						[]string{"projector", "archiver"}[i], s.Records, s.Batches, s.LagMillis, s.ShardsOpen, s.ShardsDone, s.Retries, s.Poisoned)
+				}
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }

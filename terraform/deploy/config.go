@@ -4,12 +4,26 @@
 //
 // What to run is decided by pure functions (InitOptions, PlanOptions,
 // ApplyOptions, DestroyOptions, OutputOptions and Args, which renders the
-// equivalent terraform command line); Preflight checks the terraform binary
-// and AWS credentials without touching the network; Runner does the work.
+// equivalent terraform command line, and BackendOverride); Preflight checks
+// the terraform binary, AWS credentials and the Lambda packages without
+// touching the network; Runner does the work.
+//
+// State: versions.tf declares a partial `backend "s3" {}`. With a
+// BackendConfig (a bucket), init passes it with -backend-config. Without
+// one, Runner writes BackendOverrideFile, a git-ignored override that
+// swaps in the local backend, and init passes path=<stage>.tfstate, so each
+// stage keeps its own local state file; with a bucket again, Runner removes
+// that file. Every init runs with -reconfigure, because the stages share one
+// working directory (state is never migrated between backends: see
+// docs/deployment.md).
+//
+// Runs are not concurrency-safe within one working directory (the .terraform
+// directory and saved plans are per directory): run one deploy at a time.
 package deploy
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 )
@@ -36,9 +50,10 @@ type Config struct {
 	// (TOOLS_DIR/bin/terraform if present, else "terraform" on PATH).
 	TerraformPath string
 	// BackendConfig is passed to init as -backend-config=K=V (S3 backend:
-	// bucket, key, region, dynamodb_table). With a bucket, key defaults to
-	// "streamfold/<stage>.tfstate". With no entries at all, state is kept
-	// locally, one file per stage ("<stage>.tfstate" in WorkingDir).
+	// bucket, key, region, dynamodb_table, encrypt). With a bucket, key
+	// defaults to "streamfold/<stage>.tfstate" and encrypt to "true". With
+	// no entries at all, state is kept locally, one file per stage
+	// ("<stage>.tfstate" in WorkingDir) through BackendOverrideFile.
 	BackendConfig map[string]string
 	// VarFile is an optional -var-file.
 	VarFile string
@@ -51,7 +66,10 @@ type Config struct {
 	AutoApprove bool
 }
 
-var prefixRE = regexp.MustCompile(`^[a-z0-9-]{1,63}$`)
+var (
+	prefixRE  = regexp.MustCompile(`^[a-z0-9-]{1,63}$`)
+	varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+)
 
 // SetDefaults fills in Prefix, WorkingDir and the backend key.
 func (c *Config) SetDefaults() {
@@ -63,6 +81,9 @@ func (c *Config) SetDefaults() {
 	}
 	if c.BackendConfig["bucket"] != "" && c.BackendConfig["key"] == "" {
 		c.BackendConfig["key"] = "streamfold/" + c.Stage + ".tfstate"
+	}
+	if c.BackendConfig["bucket"] != "" && c.BackendConfig["encrypt"] == "" {
+		c.BackendConfig["encrypt"] = "true"
 	}
 }
 
@@ -86,8 +107,11 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("BackendConfig: bucket is required when any backend setting is given")
 	}
 	for _, k := range sortedKeys(c.Vars) {
-		if k == "stage" || k == "prefix" || k == "" {
+		if k == "stage" || k == "prefix" {
 			return fmt.Errorf("Vars: %q cannot be set here (use Stage/Prefix)", k)
+		}
+		if !varNameRE.MatchString(k) {
+			return fmt.Errorf("Vars: %q is not a Terraform variable name", k)
 		}
 	}
 	return nil
@@ -112,7 +136,7 @@ func (c *Config) ValidateAction(action string) error {
 func (c Config) PlanFile() string { return c.Stage + ".tfplan" }
 
 // LocalStateFile is the per-stage state file used when there is no backend
-// configuration, relative to WorkingDir; "" with a backend.
+// configuration, relative to WorkingDir; "" with the S3 backend.
 func (c Config) LocalStateFile() string {
 	if len(c.BackendConfig) > 0 {
 		return ""
@@ -127,4 +151,17 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// PackageDir is the directory holding the Lambda zips: Vars["package_dir"]
+// when set (relative to WorkingDir unless absolute), else
+// WorkingDir/../dist, the default of the Terraform variable.
+func (c Config) PackageDir() string {
+	if d := c.Vars["package_dir"]; d != "" {
+		if filepath.IsAbs(d) {
+			return d
+		}
+		return filepath.Join(c.WorkingDir, d)
+	}
+	return filepath.Join(c.WorkingDir, "..", "dist")
 }

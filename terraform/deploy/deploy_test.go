@@ -25,7 +25,9 @@ func TestArgs(t *testing.T) {
 			action string
 			want   []string
 		}{
-			{"init", nil, ActionInit, []string{"init", "-input=false", "-backend-config=bucket=tfstate", "-backend-config=dynamodb_table=tf-locks", "-backend-config=key=streamfold/" + stage + ".tfstate", "-backend-config=region=eu-west-1", "-reconfigure"}},
+			{"init", nil, ActionInit, []string{"init", "-input=false", "-backend-config=bucket=tfstate", "-backend-config=dynamodb_table=tf-locks", "-backend-config=encrypt=true", "-backend-config=key=streamfold/" + stage + ".tfstate", "-backend-config=region=eu-west-1", "-reconfigure"}},
+			{"init own key, no encryption", func(c *Config) { c.BackendConfig["key"] = "k"; c.BackendConfig["encrypt"] = "false" }, ActionInit,
+				[]string{"init", "-input=false", "-backend-config=bucket=tfstate", "-backend-config=dynamodb_table=tf-locks", "-backend-config=encrypt=false", "-backend-config=key=k", "-backend-config=region=eu-west-1", "-reconfigure"}},
 			{"plan", nil, ActionPlan, append(append([]string{"plan", "-input=false"}, vars...), "-out="+stage+".tfplan")},
 			{"plan var file and vars", func(c *Config) { c.VarFile = "x.tfvars"; c.Vars = map[string]string{"z": "1", "a": "2"} }, ActionPlan,
 				append(append([]string{"plan", "-input=false", "-var-file=x.tfvars"}, vars...), "-var=a=2", "-var=z=1", "-out="+stage+".tfplan")},
@@ -33,9 +35,10 @@ func TestArgs(t *testing.T) {
 			{"apply auto", func(c *Config) { c.AutoApprove = true }, ActionApply, append([]string{"apply", "-input=false"}, vars...)},
 			{"destroy", func(c *Config) { c.AutoApprove = true }, ActionDestroy, append([]string{"destroy", "-input=false"}, vars...)},
 			{"output", nil, ActionOutput, []string{"output", "-json"}},
-			{"local init", func(c *Config) { c.BackendConfig = nil }, ActionInit, []string{"init", "-input=false", "-reconfigure"}},
-			{"local plan", func(c *Config) { c.BackendConfig = nil }, ActionPlan, append(append([]string{"plan", "-input=false", "-state=" + stage + ".tfstate"}, vars...), "-out="+stage+".tfplan")},
-			{"local output", func(c *Config) { c.BackendConfig = nil }, ActionOutput, []string{"output", "-json", "-state=" + stage + ".tfstate"}},
+			{"local init", func(c *Config) { c.BackendConfig = nil }, ActionInit, []string{"init", "-input=false", "-backend-config=path=" + stage + ".tfstate", "-reconfigure"}},
+			{"local plan", func(c *Config) { c.BackendConfig = nil }, ActionPlan, append(append([]string{"plan", "-input=false"}, vars...), "-out="+stage+".tfplan")},
+			{"local apply", func(c *Config) { c.BackendConfig = nil }, ActionApply, []string{"apply", "-input=false", stage + ".tfplan"}},
+			{"local output", func(c *Config) { c.BackendConfig = nil }, ActionOutput, []string{"output", "-json"}},
 		}
 		for _, tt := range tests {
 			t.Run(stage+"/"+tt.name, func(t *testing.T) {
@@ -50,7 +53,7 @@ func TestArgs(t *testing.T) {
 
 func TestArgsOptionCounts(t *testing.T) {
 	c := cfgFor("dev", func(c *Config) { c.VarFile = "x.tfvars"; c.Vars = map[string]string{"a": "1"} })
-	if n := len(InitOptions(c)); n != 5 { // 4 backend + reconfigure
+	if n := len(InitOptions(c)); n != 6 { // 5 backend + reconfigure
 		t.Errorf("InitOptions: %d options", n)
 	}
 	if n := len(PlanOptions(c)); n != 5 { // var-file, 3 vars, out
@@ -83,6 +86,7 @@ func TestValidate(t *testing.T) {
 		{"no terraform", func(c *Config) { c.TerraformPath = "" }, "TerraformPath: empty"},
 		{"backend without bucket", func(c *Config) { c.BackendConfig = map[string]string{"region": "x"} }, "BackendConfig: bucket is required when any backend setting is given"},
 		{"stage var", func(c *Config) { c.Vars = map[string]string{"stage": "prod"} }, `Vars: "stage" cannot be set here (use Stage/Prefix)`},
+		{"bad var name", func(c *Config) { c.Vars = map[string]string{"a b": "1"} }, `Vars: "a b" is not a Terraform variable name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,7 +154,7 @@ func TestPreflight(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Preflight(Config{TerraformPath: tt.tfPath}, tt.env)
+			err := Preflight(Config{TerraformPath: tt.tfPath}, ActionOutput, tt.env)
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
 				t.Fatalf("Preflight() = %v, want %v", err, tt.wantErr)
 			}

@@ -8,7 +8,6 @@ type step struct {
 	action      string
 	backend     []string // K=V, for init
 	reconfigure bool     // init
-	state       string   // local state file
 	varFile     string
 	vars        []string // K=V
 	out         string   // plan file to write
@@ -22,15 +21,17 @@ func decide(cfg Config, action string) step {
 		for _, k := range sortedKeys(cfg.BackendConfig) {
 			s.backend = append(s.backend, k+"="+cfg.BackendConfig[k])
 		}
+		if f := cfg.LocalStateFile(); f != "" {
+			// The local backend of BackendOverrideFile, one file per stage.
+			s.backend = append(s.backend, "path="+f)
+		}
 		// Each stage has its own backend key in the same working directory:
 		// re-initialise instead of offering to migrate the previous stage's state.
 		s.reconfigure = true
 		return s
 	case ActionOutput:
-		s.state = cfg.LocalStateFile()
 		return s
 	}
-	s.state = cfg.LocalStateFile()
 	if action == ActionApply && !cfg.AutoApprove {
 		// A saved plan carries its variables; terraform rejects -var with it.
 		s.planFile = cfg.PlanFile()
@@ -65,9 +66,6 @@ func Args(cfg Config, action string) []string {
 	if s.reconfigure {
 		args = append(args, "-reconfigure")
 	}
-	if s.state != "" {
-		args = append(args, "-state="+s.state)
-	}
 	if s.varFile != "" {
 		args = append(args, "-var-file="+s.varFile)
 	}
@@ -90,13 +88,10 @@ type sharedOption interface {
 	tfexec.DestroyOption
 }
 
-// shared returns the state, var-file and variable options common to plan,
-// apply and destroy, in the order the CLI renders them.
+// shared returns the var-file and variable options common to plan, apply
+// and destroy, in the order the CLI renders them.
 func (s step) shared() []sharedOption {
 	var opts []sharedOption
-	if s.state != "" {
-		opts = append(opts, tfexec.State(s.state))
-	}
 	if s.varFile != "" {
 		opts = append(opts, tfexec.VarFile(s.varFile))
 	}
@@ -156,12 +151,6 @@ func DestroyOptions(cfg Config) []tfexec.DestroyOption {
 	return opts
 }
 
-// OutputOptions are the options for terraform output.
-func OutputOptions(cfg Config) []tfexec.OutputOption {
-	s := decide(cfg, ActionOutput)
-	var opts []tfexec.OutputOption
-	if s.state != "" {
-		opts = append(opts, tfexec.State(s.state))
-	}
-	return opts
-}
+// OutputOptions are the options for terraform output: none, the backend
+// (S3, or the local one with the stage's file) says where the state is.
+func OutputOptions(Config) []tfexec.OutputOption { return nil }

@@ -31,14 +31,48 @@ func fileExists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
+// Functions are the Lambda functions whose zips Terraform reads from the
+// package directory (Config.PackageDir): one per cmd/<name>.
+var Functions = []string{"projector", "archiver", "ingest", "api"}
+
 // Preflight fails fast, before anything runs: the terraform binary and AWS
-// credentials must be present. It never calls the network. Errors wrap
-// ErrNoTerraform or ErrNoCredentials.
-func Preflight(cfg Config, env Env) error {
+// credentials must be present, and for plan, apply and destroy (which
+// evaluate the configuration, hashing every zip) the Lambda packages too.
+// It never calls the network. Errors wrap ErrNoTerraform, ErrNoCredentials
+// or ErrNoPackages.
+func Preflight(cfg Config, action string, env Env) error {
 	if err := CheckTerraform(cfg.TerraformPath, env); err != nil {
 		return err
 	}
-	return CheckCredentials(env)
+	if err := CheckCredentials(env); err != nil {
+		return err
+	}
+	switch action {
+	case ActionPlan, ActionApply, ActionDestroy:
+		return CheckPackages(cfg, env)
+	}
+	return nil
+}
+
+// CheckPackages reports the missing <PackageDir>/<function>.zip files, by
+// name.
+func CheckPackages(cfg Config, env Env) error {
+	exists := env.FileExists
+	if exists == nil {
+		exists = fileExists
+	}
+	dir := cfg.PackageDir()
+	var missing []string
+	for _, fn := range Functions {
+		p := filepath.Join(dir, fn+".zip")
+		if !exists(p) {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %s missing (a cmd that does not exist yet cannot be deployed)", ErrNoPackages, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // CheckTerraform finds the terraform binary: a path containing a separator

@@ -4,19 +4,23 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 )
 
 // Runner runs terraform for one Config, streaming its output.
 //
-// Cancellation: every call takes a context; tfexec starts terraform with
-// that context and, when it is cancelled (the CLI's context is cancelled on
-// Ctrl-C / SIGTERM), interrupts the terraform process so it can release the
-// state lock, then returns ctx's error. Run again to resume.
+// Cancellation: every call takes a context; tfexec starts terraform in its
+// own process group with that context and, when it is cancelled (the CLI's
+// context is cancelled on Ctrl-C / SIGTERM), sends terraform SIGINT so that
+// it stops gracefully and releases the state lock (it is killed only if it
+// has not exited after WaitDelay, 60 s), then returns an error wrapping
+// ctx's error. Run again to resume.
 type Runner struct {
-	cfg Config
-	tf  *tfexec.Terraform
+	cfg    Config
+	tf     *tfexec.Terraform
+	stdout io.Writer
 }
 
 // NewRunner validates cfg (call SetDefaults first) and prepares terraform.
@@ -31,13 +35,41 @@ func NewRunner(cfg Config, stdout, stderr io.Writer) (*Runner, error) {
 	}
 	tf.SetStdout(stdout)
 	tf.SetStderr(stderr)
-	return &Runner{cfg: cfg, tf: tf}, nil
+	return &Runner{cfg: cfg, tf: tf, stdout: stdout}, nil
 }
 
-// Init runs terraform init with the stage's backend configuration.
+// RunError is a failed terraform command. Terraform's own messages have
+// already been streamed to stderr, so Error is one line; Unwrap gives the
+// full error (context.Canceled when interrupted).
+type RunError struct {
+	Command string // init, plan, apply, destroy, output
+	Err     error
+}
+
+func (e *RunError) Error() string {
+	first, _, _ := strings.Cut(e.Err.Error(), "\n")
+	return "deploy: terraform " + e.Command + ": " + first
+}
+
+// Unwrap returns the underlying error.
+func (e *RunError) Unwrap() error { return e.Err }
+
+// Init writes or removes BackendOverrideFile (local state or S3), then
+// runs terraform init with the stage's backend configuration.
 func (r *Runner) Init(ctx context.Context) error {
+	if err := SyncBackendOverride(r.cfg); err != nil {
+		return err
+	}
+	// tfexec asks `terraform version -json` before some commands and copies
+	// its output to stdout; ask once, quietly (the answer is cached).
+	r.tf.SetStdout(io.Discard)
+	_, _, err := r.tf.Version(ctx, false)
+	r.tf.SetStdout(r.stdout)
+	if err != nil {
+		return &RunError{Command: "version", Err: err}
+	}
 	if err := r.tf.Init(ctx, InitOptions(r.cfg)...); err != nil {
-		return fmt.Errorf("deploy: terraform init: %w", err)
+		return &RunError{Command: "init", Err: err}
 	}
 	return nil
 }
@@ -50,7 +82,7 @@ func (r *Runner) Plan(ctx context.Context) (changes bool, err error) {
 	}
 	changes, err = r.tf.Plan(ctx, PlanOptions(r.cfg)...)
 	if err != nil {
-		return false, fmt.Errorf("deploy: terraform plan: %w", err)
+		return false, &RunError{Command: "plan", Err: err}
 	}
 	return changes, nil
 }
@@ -61,7 +93,7 @@ func (r *Runner) Apply(ctx context.Context) error {
 		return err
 	}
 	if err := r.tf.Apply(ctx, ApplyOptions(r.cfg)...); err != nil {
-		return fmt.Errorf("deploy: terraform apply: %w", err)
+		return &RunError{Command: "apply", Err: err}
 	}
 	return nil
 }
@@ -75,7 +107,7 @@ func (r *Runner) Destroy(ctx context.Context) error {
 		return err
 	}
 	if err := r.tf.Destroy(ctx, DestroyOptions(r.cfg)...); err != nil {
-		return fmt.Errorf("deploy: terraform destroy: %w", err)
+		return &RunError{Command: "destroy", Err: err}
 	}
 	return nil
 }
@@ -87,7 +119,7 @@ func (r *Runner) Output(ctx context.Context) (map[string]tfexec.OutputMeta, erro
 	}
 	out, err := r.tf.Output(ctx, OutputOptions(r.cfg)...)
 	if err != nil {
-		return nil, fmt.Errorf("deploy: terraform output: %w", err)
+		return nil, &RunError{Command: "output", Err: err}
 	}
 	return out, nil
 }

@@ -1,0 +1,193 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/streamfold/streamfold/query"
+)
+
+type server struct {
+	cfg       Config
+	q         *query.Client
+	tokenHash [32]byte
+}
+
+// New returns the API handler.
+func New(cfg Config) (http.Handler, error) {
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &server{cfg: cfg, q: cfg.Queries, tokenHash: sha256.Sum256([]byte(cfg.Token))}
+	mux := http.NewServeMux()
+	mux.Handle("/api/health", s.endpoint(false, nil, s.health))
+	// seed 000/002
+	mux.Handle("/api/executions", s.endpoint(true, []string{"agent", "status", "from", "to", "limit", "cursor"}, s.executions))
+	mux.Handle("/api/executions/{arn}", s.endpoint(true, nil, s.execution))
+	// seed 001
+	mux.Handle("/api/workflows/executions/{id}", s.endpoint(true, nil, s.workflowExecution))
+	mux.Handle("/api/workflows/running", s.endpoint(true, []string{"workflowType", "limit", "cursor"}, s.running))
+	mux.Handle("/api/workflows/tasks/pending", s.endpoint(true, []string{"workflowType", "limit", "cursor"}, s.pendingTasks))
+	mux.Handle("/api/metrics", s.endpoint(true, []string{"date", "workflowType", "from", "to", "limit", "cursor"}, s.metrics))
+	mux.Handle("/api/metrics/compare", s.endpoint(true, []string{"date"}, s.compare))
+	// seed 003
+	mux.Handle("/api/jobs", s.endpoint(true, []string{"installation", "status", "stuckHours", "repo", "since", "limit", "cursor"}, s.jobs))
+	mux.Handle("/api/jobs/{installation}/{id}", s.endpoint(true, nil, s.job))
+	mux.Handle("/api/jobs/{installation}/{id}/timeline", s.endpoint(true, nil, s.timeline))
+	mux.Handle("/api/jobs/{installation}/{id}/duplicates", s.endpoint(true, nil, s.duplicates))
+	mux.Handle("/api/runs/{installation}/{runId}/{attempt}", s.endpoint(true, nil, s.run))
+	// seed 004
+	mux.Handle("/api/messages", s.endpoint(true, []string{"stage", "status", "type", "from", "to", "limit", "cursor"}, s.messages))
+	mux.Handle("/api/messages/stats", s.endpoint(true, []string{"stage", "hours"}, s.messageStats))
+	mux.Handle("/api/messages/{id}", s.endpoint(true, nil, s.message))
+	// Anything else under /api/ is an unknown route (after the token check,
+	// so that probing reveals nothing).
+	mux.Handle("/api/", s.endpoint(true, nil, func(r *http.Request) (any, error) {
+		return nil, &httpError{status: http.StatusNotFound, detail: ErrorDetail{Code: CodeNotFound, Message: "no such endpoint: " + r.URL.Path}}
+	}))
+	if cfg.Dashboard != nil {
+		mux.Handle("/", cfg.Dashboard)
+	} else {
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusNotFound, ErrorDetail{Code: CodeNotFound, Message: "no dashboard is served here; the API is under /api/"})
+		})
+	}
+	return s.logged(mux), nil
+}
+
+// statusRecorder remembers the status a handler wrote, for the log line.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (s *server) logged(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		h.ServeHTTP(rec, r)
+		s.cfg.Logger.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "ms", time.Since(start).Milliseconds())
+	})
+}
+
+// handlerFunc answers a request with a value to encode or an error.
+type handlerFunc func(r *http.Request) (any, error)
+
+// endpoint wraps a handler: token check, GET only, known parameters only,
+// JSON encoding of the answer or of the error.
+func (s *server) endpoint(auth bool, params []string, h handlerFunc) http.Handler {
+	allowed := map[string]bool{}
+	for _, p := range params {
+		allowed[p] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if auth && !s.cfg.AllowUnauthenticated {
+			if d, ok := s.authorize(r); !ok {
+				w.Header().Set("WWW-Authenticate", d)
+				writeError(w, http.StatusUnauthorized, ErrorDetail{Code: CodeUnauthorized, Message: "a valid bearer token is required: Authorization: Bearer <token>"})
+				return
+			}
+		}
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", http.MethodGet)
+			writeError(w, http.StatusMethodNotAllowed, ErrorDetail{Code: CodeMethodNotAllowed, Message: "method " + r.Method + " not allowed; use GET"})
+			return
+		}
+		for name, vs := range r.URL.Query() {
+			if !allowed[name] {
+				writeError(w, http.StatusBadRequest, ErrorDetail{Code: CodeInvalidParameter, Param: name, Message: name + ": is not a parameter of " + r.URL.Path})
+				return
+			}
+			if len(vs) > 1 {
+				writeError(w, http.StatusBadRequest, ErrorDetail{Code: CodeInvalidParameter, Param: name, Message: name + ": must be given once"})
+				return
+			}
+		}
+		v, err := h(r)
+		if err != nil {
+			status, d := classify(err)
+			if status == http.StatusInternalServerError {
+				s.cfg.Logger.Error("request failed", "path", r.URL.Path, "err", err)
+			}
+			writeError(w, status, d)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	})
+}
+
+// authorize checks the bearer token in constant time (over hashes, so the
+// length does not leak either). On failure it returns the WWW-Authenticate
+// challenge.
+func (s *server) authorize(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return `Bearer realm="streamfold"`, false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	if subtle.ConstantTimeCompare(sum[:], s.tokenHash[:]) != 1 {
+		return `Bearer realm="streamfold", error="invalid_token"`, false
+	}
+	return "", true
+}
+
+func (s *server) health(*http.Request) (any, error) {
+	return map[string]string{"status": "ok"}, nil
+}
+
+// page reads ?limit= and ?cursor=.
+func (s *server) page(r *http.Request) (query.PageRequest, error) {
+	p := query.PageRequest{Cursor: r.URL.Query().Get("cursor")}
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return p, paramError("limit", "must be a positive integer, got %q", v)
+		}
+		if n > s.cfg.MaxPageSize {
+			return p, paramError("limit", "must be at most %d", s.cfg.MaxPageSize)
+		}
+		p.Limit = n
+	}
+	return p, nil
+}
+
+func timeRange(r *http.Request) (query.TimeRange, error) {
+	from, err := query.ParseTime("from", r.URL.Query().Get("from"))
+	if err != nil {
+		return query.TimeRange{}, err
+	}
+	to, err := query.ParseTime("to", r.URL.Query().Get("to"))
+	return query.TimeRange{From: from, To: to}, err
+}
+
+func pathInt(r *http.Request, name string) (int64, error) {
+	v := r.PathValue(name)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, paramError(name, "must be a non-negative integer, got %q", v)
+	}
+	return n, nil
+}
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -1,0 +1,154 @@
+package archiver_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamfold/streamfold/archiver"
+	"github.com/streamfold/streamfold/archiver/internal/s3mem"
+)
+
+// encodeFormats are the encodings BenchmarkEncode compares, each turning
+// the same records into bytes: Parquet (one file per table, as the archive
+// stores them), NDJSON of the event envelopes, and that NDJSON gzipped.
+var encodeFormats = []struct {
+	name string
+	enc  func(recs []archiver.Record, byTbl map[string][]archiver.Record) (int, error)
+}{
+	{"parquet", func(_ []archiver.Record, byTbl map[string][]archiver.Record) (int, error) {
+		n := 0
+		for tb, rs := range byTbl {
+			var buf bytes.Buffer
+			if err := archiver.Encode(&buf, tb, rs, archiver.EncodeOptions{}); err != nil {
+				return 0, err
+			}
+			n += buf.Len()
+		}
+		return n, nil
+	}},
+	{"parquet-zstd-better", func(_ []archiver.Record, byTbl map[string][]archiver.Record) (int, error) {
+		n := 0
+		for tb, rs := range byTbl {
+			var buf bytes.Buffer
+			if err := archiver.Encode(&buf, tb, rs, archiver.EncodeOptions{Compression: "zstd-better"}); err != nil {
+				return 0, err
+			}
+			n += buf.Len()
+		}
+		return n, nil
+	}},
+	{"ndjson", func(recs []archiver.Record, _ map[string][]archiver.Record) (int, error) {
+		var buf bytes.Buffer
+		err := writeNDJSON(&buf, recs)
+		return buf.Len(), err
+	}},
+	{"ndjson-gzip", func(recs []archiver.Record, _ map[string][]archiver.Record) (int, error) {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		if err := writeNDJSON(zw, recs); err != nil {
+			return 0, err
+		}
+		err := zw.Close()
+		return buf.Len(), err
+	}},
+}
+
+func writeNDJSON(w interface{ Write([]byte) (int, error) }, recs []archiver.Record) error {
+	enc := json.NewEncoder(w)
+	for i := range recs {
+		if err := enc.Encode(&recs[i].Event); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BenchmarkEncode encodes one simulated workload (20,000 events, one day)
+// as Parquet (zstd, as batches are written, and zstd-better, as compaction
+// writes), NDJSON and gzip NDJSON, reporting rows/s and bytes/event of
+// each, and the Parquet size relative to the others.
+//
+//	go test ./archiver -run '^$' -bench BenchmarkEncode -benchtime 5x
+func BenchmarkEncode(b *testing.B) {
+	recs := simRecords(b, 42, 20000, 1)
+	byTbl := byTable(recs)
+	sizes := map[string]int{}
+	for _, f := range encodeFormats {
+		n, err := f.enc(recs, byTbl)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sizes[f.name] = n
+	}
+	for _, f := range encodeFormats {
+		b.Run(f.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := f.enc(recs, byTbl); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(recs))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(sizes[f.name])/float64(len(recs)), "bytes/event")
+			if strings.HasPrefix(f.name, "parquet") {
+				b.ReportMetric(float64(sizes[f.name])/float64(sizes["ndjson"]), "size/ndjson")
+				b.ReportMetric(float64(sizes[f.name])/float64(sizes["ndjson-gzip"]), "size/gzip")
+			}
+		})
+	}
+}
+
+// BenchmarkCompaction archives a simulated workload (20,000 events over 3
+// days) in stream batches of 100 records, as the Lambda would, then
+// compacts every partition; it reports the objects per table and day
+// before and after. It uses MinIO when STREAMFOLD_S3_ENDPOINT is set, else
+// the in-memory S3 (which passes the same conformance suite).
+//
+//	go test ./archiver -run '^$' -bench BenchmarkCompaction -benchtime 1x
+func BenchmarkCompaction(b *testing.B) {
+	recs := simRecords(b, 42, 20000, 3)
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		var api archiver.S3API
+		bucket := "bench"
+		if os.Getenv("STREAMFOLD_S3_ENDPOINT") != "" {
+			c, bk := newBucket(b)
+			api, bucket = c.S3, bk
+		} else {
+			api = s3mem.New(bucket)
+		}
+		a := newArchive(b, api, archiver.Config{Bucket: bucket, Prefix: "bench"})
+		for _, batch := range batches(recs, 100) {
+			if _, err := a.WriteBatch(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		partitions, before, after := 0, 0, 0
+		start := time.Now()
+		for _, tb := range archiver.Tables() {
+			dates, err := a.Partitions(ctx, tb.Name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, d := range dates {
+				st, err := a.Compact(ctx, tb.Name, d, archiver.CompactOptions{MinAge: -1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				partitions++
+				before += st.ObjectsBefore
+				after += st.ObjectsAfter
+			}
+		}
+		compactTime := time.Since(start)
+		b.ReportMetric(float64(before)/float64(partitions), "objects/partition-before")
+		b.ReportMetric(float64(after)/float64(partitions), "objects/partition-after")
+		b.ReportMetric(float64(partitions), "partitions")
+		b.ReportMetric(compactTime.Seconds(), "compact-s")
+	}
+}

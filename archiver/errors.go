@@ -1,0 +1,39 @@
+package archiver
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Match them with errors.Is.
+var (
+	// ErrUnknownTable: a table name that Tables does not list.
+	ErrUnknownTable = errors.New("archiver: unknown table")
+	// ErrWrongTable: a record whose event type belongs to another table.
+	ErrWrongTable = errors.New("archiver: record belongs to another table")
+	// ErrCorruptObject: an object that is not an archive Parquet file (or a
+	// manifest line that is not an object of this archive).
+	ErrCorruptObject = errors.New("archiver: corrupt archive object")
+	// ErrNotFound: an object that does not exist (NoSuchKey).
+	ErrNotFound = errors.New("archiver: object not found")
+	// ErrManifestContention: a manifest update still met concurrent writers
+	// after Config.ManifestRetries attempts. Retrying later is safe.
+	ErrManifestContention = errors.New("archiver: manifest update contention")
+	// ErrCompactionConflict: another compaction replaced some of this
+	// compaction's inputs first. Nothing was changed; run it again.
+	ErrCompactionConflict = errors.New("archiver: concurrent compaction")
+	// ErrBadURI: an s3:// URI that ParseURI cannot read.
+	ErrBadURI = errors.New("archiver: bad s3 URI")
+)
+
+// ObjectError says which S3 operation on which key failed.
+type ObjectError struct {
+	Op  string // PutObject, GetObject, ...
+	Key string
+	Err error
+}
+
+func (e *ObjectError) Error() string { return fmt.Sprintf("archiver: %s %s: %v", e.Op, e.Key, e.Err) }
+
+// Unwrap returns the cause.
+func (e *ObjectError) Unwrap() error { return e.Err }

@@ -1,0 +1,208 @@
+package archiver_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/archiver"
+	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/streamrun"
+	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/schema"
+)
+
+// chaos wraps the archiver's handler the way the event source mapping is
+// tested: some calls are failed with an error after the batch was written
+// (the runner bisects the batch and re-sends both halves), some report
+// their first record as failed after it was written (the whole batch comes
+// again); and the S3 client under the archive fails one PutObject in 31.
+type chaos struct {
+	h     streamrun.Handler
+	mu    sync.Mutex
+	calls int
+	stats map[string]int
+}
+
+func (c *chaos) handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	c.mu.Lock()
+	c.calls++
+	call := c.calls
+	c.mu.Unlock()
+	resp, err := c.h(ctx, ev)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case err != nil || len(resp.BatchItemFailures) > 0:
+		c.stats["failed (S3)"]++
+	case len(ev.Records) > 1 && call%5 == 2:
+		c.stats["written, then bisected"]++
+		return events.DynamoDBEventResponse{}, errors.New("injected error after the write")
+	case call%7 == 3:
+		c.stats["written, then re-sent"]++
+		return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: ev.Records[0].Change.SequenceNumber}}}, nil
+	}
+	return resp, err
+}
+
+// TestIntegrationStreamToArchive drives the real path: a simulated
+// workload appended to DynamoDB Local, its stream consumed by
+// internal/streamrun into the archiver on MinIO, under injected S3
+// failures, bisections and re-sent batches; a poison item and a deletion
+// in the stream. The archive then holds every stored event exactly once,
+// as stored; the poison item is under errors/; then every partition is
+// compacted and still holds every event once, in fewer objects.
+func TestIntegrationStreamToArchive(t *testing.T) {
+	ctx := context.Background()
+	c, bucket := newBucket(t)
+	n, res := testenv.Tables(t, c)
+	var stream string
+	for _, r := range res {
+		if r.Logical == schema.TableEvents {
+			stream = r.StreamARN
+		}
+	}
+	evs, _, err := simulate.Generate(simulate.Config{Seed: 31, Events: 800, Days: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := ingest.NewAppender(c.DynamoDB, ingest.AppenderConfig{Table: n.Table(schema.TableEvents), Concurrency: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := app.Append(ctx, evs); err != nil || r.Count(ingest.Rejected) > 0 {
+		t.Fatalf("append: %v %v", err, r.Errors)
+	}
+	// A poison item (data that fails validation) and a deletion.
+	poison := map[string]types.AttributeValue{
+		"subject": &types.AttributeValueMemberS{Value: "messages/x"}, "id": &types.AttributeValueMemberS{Value: "poison-1"},
+		"source": &types.AttributeValueMemberS{Value: "test"}, "type": &types.AttributeValueMemberS{Value: schema.TypeMessageFailed},
+		"time": &types.AttributeValueMemberS{Value: "2026-01-05T10:00:00Z"}, "data": &types.AttributeValueMemberS{Value: `{"message_id":"x"}`},
+	}
+	tbl := n.Table(schema.TableEvents)
+	if _, err := c.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl), Item: poison}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := evs[10]
+	if _, err := c.DynamoDB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(tbl), Key: map[string]types.AttributeValue{
+		"subject": &types.AttributeValueMemberS{Value: deleted.Subject}, "id": &types.AttributeValueMemberS{Value: deleted.ID}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	f := newFaultS3(c.S3)
+	var puts int
+	var pmu sync.Mutex
+	f.setFail(func(op, key string) bool {
+		pmu.Lock()
+		defer pmu.Unlock()
+		puts++
+		return op == "PutObject" && puts%31 == 0
+	})
+	a := newArchive(t, f, archiver.Config{Bucket: bucket, Prefix: "events"})
+	ch := &chaos{h: archiver.NewHandler(a, quietLog()).Handle, stats: map[string]int{}}
+	var poisoned []string
+	r, err := streamrun.New(c.Streams, streamrun.NewDynamoCheckpoints(c.DynamoDB, n.Table(schema.TableCheckpoints)), ch.handle, streamrun.Config{
+		StreamARN: stream, Consumer: "archiver", BatchSize: 100, UntilCaughtUp: true, BisectOnError: true,
+		MaxRetryAttempts: 100, PollInterval: 50 * time.Millisecond, Logger: quietLog(),
+		OnPoison: func(_ context.Context, rec events.DynamoDBEventRecord, cause error) error {
+			poisoned = append(poisoned, rec.Change.SequenceNumber+": "+cause.Error())
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	defer cancel()
+	if err := r.Run(rctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(poisoned) > 0 {
+		t.Fatalf("records exhausted their retries: %v", poisoned)
+	}
+	st := r.Stats()
+	t.Logf("stream: %d batches, %d records handed over, %d retries, %d bisections; injected: %v", st.Batches, st.Records, st.Retries, st.Bisections, ch.stats)
+	if ch.stats["written, then bisected"] == 0 || ch.stats["written, then re-sent"] == 0 || ch.stats["failed (S3)"] == 0 {
+		t.Fatalf("the injections did not all happen: %v", ch.stats)
+	}
+	f.heal()
+
+	// What the archive must hold: every event appended (the deleted one
+	// too: the archive keeps history), as the table stored it.
+	want := map[string]schema.Event{}
+	for _, e := range evs {
+		want[e.Subject+"\x00"+e.ID] = e
+	}
+	reader := newArchive(t, c.S3, archiver.Config{Bucket: bucket, Prefix: "events"})
+	checkEvents := func(stage string) {
+		t.Helper()
+		got := map[string]int{}
+		err := reader.Events(ctx, func(e schema.Event) error {
+			k := e.Subject + "\x00" + e.ID
+			got[k]++
+			w, ok := want[k]
+			switch {
+			case !ok:
+				t.Errorf("%s: archived an event that was never appended: %s", stage, k)
+			case string(w.Data) != string(e.Data) || !w.Time.Equal(e.Time) || w.Type != e.Type || w.Source != e.Source || e.RecordedAt == nil:
+				t.Errorf("%s: event %s differs from what was appended", stage, k)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range want {
+			if got[k] != 1 {
+				t.Fatalf("%s: event %q archived %d times", stage, k, got[k])
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d events archived, want %d", stage, len(got), len(want))
+		}
+	}
+	checkEvents("after the stream")
+
+	errs, err := reader.Errors(ctx)
+	if err != nil || len(errs) != 1 || !strings.Contains(errs[0].Reason, "data.message_id: must be a UUID") {
+		t.Fatalf("errors/: %+v %v; want the poison item with its reason", errs, err)
+	}
+
+	before, after := 0, 0
+	for _, tb := range archiver.Tables() {
+		dates, err := reader.Partitions(ctx, tb.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dates {
+			st, err := reader.Compact(ctx, tb.Name, d, archiver.CompactOptions{MinAge: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before += st.ObjectsBefore
+			after += st.ObjectsAfter
+		}
+	}
+	t.Logf("objects: %d before compaction, %d after", before, after)
+	if after >= before {
+		t.Fatalf("compaction did not reduce the objects: %d -> %d", before, after)
+	}
+	checkEvents("after compaction")
+}
+
+// TestIntegrationCompactCrashSafety runs the crash-after-each-step test of
+// compaction against MinIO.
+func TestIntegrationCompactCrashSafety(t *testing.T) {
+	c, bucket := newBucket(t)
+	recs, date := dayOf(simRecords(t, 8, 400, 1), archiver.TableGitHubJobs)
+	testCompactCrashes(t, c.S3, bucket, recs, archiver.TableGitHubJobs, date, len(recs)/6+1)
+}

@@ -1,0 +1,153 @@
+package archiver
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// DateLayout is the layout of event_date partition values.
+const DateLayout = "2006-01-02"
+
+// seqWidth is the width sequence numbers are zero-padded to in object names:
+// DynamoDB stream sequence numbers have 21 to 40 digits, so padded names sort
+// in stream order.
+const seqWidth = 40
+
+// Key prefixes under Config.Prefix.
+const (
+	symlinkDir    = "_symlink"
+	errorsDir     = "errors"
+	compactionDir = "_compaction"
+	manifestName  = "manifest"
+)
+
+var (
+	seqRE    = regexp.MustCompile(`^[0-9]{1,40}$`)
+	dateRE   = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+	bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+)
+
+// EventDate is the partition value of an event: its time's UTC date.
+func EventDate(t time.Time) string { return t.UTC().Format(DateLayout) }
+
+// checkDate validates a partition value.
+func checkDate(date string) error {
+	if !dateRE.MatchString(date) {
+		return fmt.Errorf("archiver: date %q: must be YYYY-MM-DD", date)
+	}
+	if _, err := time.Parse(DateLayout, date); err != nil {
+		return fmt.Errorf("archiver: date %q: not a calendar date", date)
+	}
+	return nil
+}
+
+// checkSeq validates a stream sequence number.
+func checkSeq(seq string) error {
+	if !seqRE.MatchString(seq) {
+		return fmt.Errorf("archiver: sequence number %q: must be 1-40 decimal digits", seq)
+	}
+	return nil
+}
+
+// padSeq zero-pads a sequence number to 40 digits.
+func padSeq(seq string) string {
+	if len(seq) >= seqWidth {
+		return seq
+	}
+	return strings.Repeat("0", seqWidth-len(seq)) + seq
+}
+
+// layout computes every key of one archive (bucket and prefix).
+type layout struct {
+	bucket, prefix string
+}
+
+func (l layout) join(rest string) string {
+	if l.prefix == "" {
+		return rest
+	}
+	return l.prefix + "/" + rest
+}
+
+// partition is "<table>/event_date=<date>".
+func partition(table, date string) string { return table + "/" + PartitionKey + "=" + date }
+
+// dataDir is the prefix of a partition's data objects (with a trailing slash).
+func (l layout) dataDir(table, date string) string { return l.join(partition(table, date)) + "/" }
+
+// batchKey names the object of one batch group after its first record.
+func (l layout) batchKey(table, date, firstSeq string) string {
+	return l.dataDir(table, date) + padSeq(firstSeq) + ".parquet"
+}
+
+// compactKey names the n-th output of compaction id.
+func (l layout) compactKey(table, date, id string, n int) string {
+	return fmt.Sprintf("%scompact-%s-%03d.parquet", l.dataDir(table, date), id, n)
+}
+
+// manifestDir is the prefix of a table's manifests (with a trailing slash):
+// the Glue table's LOCATION.
+func (l layout) manifestDir(table string) string { return l.join(symlinkDir+"/"+table) + "/" }
+
+// manifestKey is the symlink manifest of one partition.
+func (l layout) manifestKey(table, date string) string {
+	return l.join(symlinkDir+"/"+partition(table, date)) + "/" + manifestName
+}
+
+// errorsDir is the prefix of every poison record.
+func (l layout) errorsDir() string { return l.join(errorsDir) + "/" }
+
+// errorKey names a poison record's object after its stream position.
+func (l layout) errorKey(date, seq, eventID string) string {
+	name := padSeq(seq)
+	if checkSeq(seq) != nil {
+		sum := sha256.Sum256([]byte(seq + "\x00" + eventID))
+		name = "x" + hex.EncodeToString(sum[:12])
+	}
+	return l.errorsDir() + PartitionKey + "=" + date + "/" + name + ".json"
+}
+
+// compactionDir is the prefix of a partition's compaction journals and lock.
+func (l layout) compactionDir(table, date string) string {
+	return l.join(compactionDir+"/"+partition(table, date)) + "/"
+}
+
+func (l layout) journalKey(table, date, id string) string {
+	return l.compactionDir(table, date) + "journal-" + id + ".json"
+}
+
+func (l layout) lockKey(table, date string) string { return l.compactionDir(table, date) + "lock" }
+
+// uri is the s3:// URI of a key, as manifests list it.
+func (l layout) uri(key string) string { return "s3://" + l.bucket + "/" + key }
+
+// keyOf returns the key of a URI of this archive's bucket.
+func (l layout) keyOf(uri string) (string, error) {
+	rest, ok := strings.CutPrefix(uri, "s3://"+l.bucket+"/")
+	if !ok || rest == "" {
+		return "", fmt.Errorf("%w: manifest line %q is not an object of bucket %s", ErrCorruptObject, uri, l.bucket)
+	}
+	return rest, nil
+}
+
+// ParseURI splits "s3://bucket/prefix" into the bucket and the key prefix
+// (without leading or trailing slashes; empty for the bucket's root).
+func ParseURI(uri string) (bucket, prefix string, err error) {
+	rest, ok := strings.CutPrefix(uri, "s3://")
+	if !ok {
+		return "", "", fmt.Errorf("%w: %q: must start with s3://", ErrBadURI, uri)
+	}
+	bucket, prefix, _ = strings.Cut(rest, "/")
+	if !bucketRE.MatchString(bucket) {
+		return "", "", fmt.Errorf("%w: %q: bucket %q: must be 3-63 lowercase letters, digits, '.' or '-'", ErrBadURI, uri, bucket)
+	}
+	prefix = strings.Trim(prefix, "/")
+	if strings.Contains(prefix, "//") {
+		return "", "", fmt.Errorf("%w: %q: prefix must not contain empty path segments", ErrBadURI, uri)
+	}
+	return bucket, prefix, nil
+}

@@ -1,0 +1,121 @@
+package archiver
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestKeys(t *testing.T) {
+	l := layout{bucket: "bkt", prefix: "arch/v1"}
+	root := layout{bucket: "bkt"}
+	cases := []struct{ name, got, want string }{
+		{"batch key pads the sequence number to 40 digits", l.batchKey("messages", "2026-01-05", "4900000000000012345"),
+			"arch/v1/messages/event_date=2026-01-05/0000000000000000000004900000000000012345.parquet"},
+		{"batch key at the bucket root", root.batchKey("github_jobs", "2026-01-05", "1"),
+			"github_jobs/event_date=2026-01-05/0000000000000000000000000000000000000001.parquet"},
+		{"40-digit sequence numbers stay as they are", root.batchKey("messages", "2026-01-05", "1234567890123456789012345678901234567890"),
+			"messages/event_date=2026-01-05/1234567890123456789012345678901234567890.parquet"},
+		{"compaction output", l.compactKey("album_workflow", "2026-01-06", "0123456789abcdef", 2),
+			"arch/v1/album_workflow/event_date=2026-01-06/compact-0123456789abcdef-002.parquet"},
+		{"manifest", l.manifestKey("agent_executions", "2026-01-05"), "arch/v1/_symlink/agent_executions/event_date=2026-01-05/manifest"},
+		{"manifest dir (Glue LOCATION)", l.manifestDir("agent_executions"), "arch/v1/_symlink/agent_executions/"},
+		{"error record", l.errorKey("2026-01-07", "77", "ev-1"), "arch/v1/errors/event_date=2026-01-07/0000000000000000000000000000000000000077.json"},
+		{"error record without a sequence number", root.errorKey("2026-01-07", "", "ev-1"), "errors/event_date=2026-01-07/x8b8d8e7121c76c3b0cfa6045.json"},
+		{"journal", l.journalKey("messages", "2026-01-05", "abc"), "arch/v1/_compaction/messages/event_date=2026-01-05/journal-abc.json"},
+		{"lock", l.lockKey("messages", "2026-01-05"), "arch/v1/_compaction/messages/event_date=2026-01-05/lock"},
+		{"uri", l.uri("arch/v1/x.parquet"), "s3://bkt/arch/v1/x.parquet"},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestPaddedKeysSortInStreamOrder(t *testing.T) {
+	l := layout{bucket: "b"}
+	seqs := []string{"9", "10", "99999999999999999999", "100000000000000000000", "4900000000000000000000000"}
+	for i := 1; i < len(seqs); i++ {
+		a, b := l.batchKey("messages", "2026-01-05", seqs[i-1]), l.batchKey("messages", "2026-01-05", seqs[i])
+		if !(a < b) {
+			t.Errorf("key of %s does not sort before key of %s", seqs[i-1], seqs[i])
+		}
+	}
+}
+
+func TestKeyOf(t *testing.T) {
+	l := layout{bucket: "bkt", prefix: "p"}
+	if k, err := l.keyOf("s3://bkt/p/x.parquet"); err != nil || k != "p/x.parquet" {
+		t.Fatalf("keyOf = %q, %v", k, err)
+	}
+	for _, bad := range []string{"s3://other/p/x.parquet", "https://bkt/p/x", "s3://bkt/", "s3://bkt"} {
+		if _, err := l.keyOf(bad); !errors.Is(err, ErrCorruptObject) {
+			t.Errorf("keyOf(%q) = %v, want ErrCorruptObject", bad, err)
+		}
+	}
+}
+
+func TestEventDate(t *testing.T) {
+	loc := time.FixedZone("x", -5*3600)
+	cases := []struct {
+		t    time.Time
+		want string
+	}{
+		{time.Date(2026, 1, 5, 23, 59, 59, 999999999, time.UTC), "2026-01-05"},
+		{time.Date(2026, 1, 5, 20, 0, 0, 0, loc), "2026-01-06"}, // the UTC date, not the local one
+		{time.Date(2026, 1, 6, 0, 0, 0, 0, time.UTC), "2026-01-06"},
+	}
+	for _, c := range cases {
+		if got := EventDate(c.t); got != c.want {
+			t.Errorf("EventDate(%s) = %s, want %s", c.t, got, c.want)
+		}
+	}
+}
+
+func TestParseURI(t *testing.T) {
+	cases := []struct {
+		uri, bucket, prefix string
+		err                 bool
+	}{
+		{"s3://my-archive", "my-archive", "", false},
+		{"s3://my-archive/", "my-archive", "", false},
+		{"s3://my-archive/events/v1/", "my-archive", "events/v1", false},
+		{"s3://my.archive/a", "my.archive", "a", false},
+		{"my-archive/events", "", "", true},
+		{"s3://My_Archive/x", "", "", true},
+		{"s3://ab", "", "", true},
+		{"s3://bucket/a//b", "", "", true},
+		{"s3:///prefix", "", "", true},
+	}
+	for _, c := range cases {
+		b, p, err := ParseURI(c.uri)
+		if (err != nil) != c.err || b != c.bucket || p != c.prefix {
+			t.Errorf("ParseURI(%q) = %q, %q, %v; want %q, %q, error %v", c.uri, b, p, err, c.bucket, c.prefix, c.err)
+		}
+		if err != nil && !errors.Is(err, ErrBadURI) {
+			t.Errorf("ParseURI(%q) error %v does not wrap ErrBadURI", c.uri, err)
+		}
+	}
+}
+
+func TestCheckSeqAndDate(t *testing.T) {
+	for _, s := range []string{"1", "4900000000000012345", "1234567890123456789012345678901234567890"} {
+		if err := checkSeq(s); err != nil {
+			t.Errorf("checkSeq(%q) = %v", s, err)
+		}
+	}
+	for _, s := range []string{"", "12a", "-1", "12345678901234567890123456789012345678901"} {
+		if err := checkSeq(s); err == nil {
+			t.Errorf("checkSeq(%q) accepted", s)
+		}
+	}
+	for _, d := range []string{"2026-02-30", "2026-1-5", "20260105", ""} {
+		if err := checkDate(d); err == nil {
+			t.Errorf("checkDate(%q) accepted", d)
+		}
+	}
+	if err := checkDate("2024-02-29"); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,343 @@
+package rebuild
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/schema"
+)
+
+// Options configures how the archive is folded into a store (Rebuild and
+// Verify). The zero value is usable: SetDefaults fills it.
+type Options struct {
+	// ChunkEvents bounds the events of one Project call. A chunk holds whole
+	// subjects (a subject with more events is a chunk of its own). Default 2000.
+	ChunkEvents int
+	// BufferEvents is how many events are held in memory before they are
+	// grouped by subject and projected. Default 1,000,000.
+	BufferEvents int
+	// Workers is how many chunks are projected at once. Default 2.
+	Workers int
+	// Rounds is how many times subjects that failed (version conflicts with
+	// a concurrent writer, throttling) are projected again before Rebuild
+	// gives up on them with an *IncompleteError. Default 5.
+	Rounds int
+	// Projector configures the projector (commit concurrency within a chunk,
+	// conflict retries within a round).
+	Projector projector.Config
+	// Progress, when set, is called after every chunk, never concurrently.
+	Progress func(Progress)
+}
+
+// SetDefaults fills zero fields.
+func (o *Options) SetDefaults() {
+	if o.ChunkEvents == 0 {
+		o.ChunkEvents = 2000
+	}
+	if o.BufferEvents == 0 {
+		o.BufferEvents = 1_000_000
+	}
+	if o.Workers == 0 {
+		o.Workers = 2
+	}
+	if o.Rounds == 0 {
+		o.Rounds = 5
+	}
+	o.Projector.SetDefaults()
+}
+
+// Validate names the bad field.
+func (o Options) Validate() error {
+	switch {
+	case o.ChunkEvents < 1:
+		return fmt.Errorf("rebuild: Options.ChunkEvents: must be at least 1, got %d", o.ChunkEvents)
+	case o.BufferEvents < o.ChunkEvents:
+		return fmt.Errorf("rebuild: Options.BufferEvents: must be at least ChunkEvents (%d), got %d", o.ChunkEvents, o.BufferEvents)
+	case o.Workers < 1 || o.Workers > 64:
+		return fmt.Errorf("rebuild: Options.Workers: must be between 1 and 64, got %d", o.Workers)
+	case o.Rounds < 1:
+		return fmt.Errorf("rebuild: Options.Rounds: must be at least 1, got %d", o.Rounds)
+	}
+	return o.Projector.Validate()
+}
+
+// maxInvalidSamples bounds Stats.InvalidSamples.
+const maxInvalidSamples = 10
+
+// Stats reports one fold of the archive.
+type Stats struct {
+	// Events is how many events the source yielded.
+	Events int `json:"events"`
+	// Projected is how many were handed to the projector.
+	Projected int `json:"projected"`
+	// NonAgent counts Step Functions events of state machines that are not
+	// agents: not projected, as in the stream projector.
+	NonAgent int `json:"nonAgent"`
+	// Invalid counts events that fail validation or have no projection
+	// (the stream projector dead-letters those); InvalidSamples says why for
+	// the first few.
+	Invalid        int      `json:"invalid"`
+	InvalidSamples []string `json:"invalidSamples,omitempty"`
+	// Subjects counts subject groups projected (a subject whose events
+	// straddle two buffers counts twice).
+	Subjects int `json:"subjects"`
+	// Changed and Unchanged count aggregates whose stored state did or did
+	// not change; a repeated rebuild has Changed == 0.
+	Changed   int `json:"changed"`
+	Unchanged int `json:"unchanged"`
+	// Commits counts transactions; DeriveErrors derived-attribute updates
+	// that failed (see projector.DeriveRow).
+	Commits      int `json:"commits"`
+	DeriveErrors int `json:"deriveErrors"`
+	// Chunks counts Project calls; Retried subjects projected again after a
+	// failure; Failed subjects that were still failing after every round.
+	Chunks  int `json:"chunks"`
+	Retried int `json:"retried"`
+	Failed  int `json:"failed"`
+	// Seconds is the wall time; EventsPerSecond is Events / Seconds.
+	Seconds         float64 `json:"seconds"`
+	EventsPerSecond float64 `json:"eventsPerSecond"`
+}
+
+// Progress is reported after every chunk.
+type Progress struct {
+	// Read is how many events the source has yielded so far; Projected how
+	// many of them have been projected (committed or found unchanged).
+	Read, Projected int
+	// Subjects and Changed count subjects projected and changed so far.
+	Subjects, Changed int
+	Elapsed           time.Duration
+	// EventsPerSecond is Projected / Elapsed.
+	EventsPerSecond float64
+}
+
+// inputOf turns an archived event into a projector input, as
+// projector.Decode does for a stream record. ok is false for events the
+// projector skips (non-agent Step Functions executions); an error means the
+// event can never be projected.
+func inputOf(e schema.Event) (in projector.Input, ok bool, err error) {
+	payload, err := schema.Validate(&e)
+	if err != nil {
+		return in, false, fmt.Errorf("event %s/%s: %w", e.Subject, e.ID, err)
+	}
+	if sc, isSC := payload.(*schema.ExecutionStatusChange); isSC && !sc.IsAgent() {
+		return in, false, nil
+	}
+	kind, known := projector.KindFor(e.Type)
+	if !known {
+		return in, false, fmt.Errorf("event %s/%s: type %q has no projection", e.Subject, e.ID, e.Type)
+	}
+	return projector.Input{Event: e, Payload: payload, Kind: kind}, true, nil
+}
+
+// folder folds a source into a store.
+type folder struct {
+	proj  *projector.Projector
+	opts  Options
+	start time.Time
+
+	mu     sync.Mutex // guards st, failed and Progress calls
+	st     Stats
+	failed map[string]error
+	buf    []projector.Input // appended under mu by the reader; flush owns it while it runs
+}
+
+// foldArchive folds every event of src into store.
+func foldArchive(ctx context.Context, src Source, store projector.Store, opts Options) (Stats, error) {
+	opts.SetDefaults()
+	if err := opts.Validate(); err != nil {
+		return Stats{}, err
+	}
+	proj, err := projector.New(store, opts.Projector)
+	if err != nil {
+		return Stats{}, err
+	}
+	f := &folder{proj: proj, opts: opts, start: time.Now(), failed: map[string]error{}}
+	var serial sync.Mutex // a Source may call fn from several goroutines
+	readErr := src.Events(ctx, func(e schema.Event) error {
+		serial.Lock()
+		defer serial.Unlock()
+		in, ok, err := inputOf(e)
+		f.mu.Lock()
+		f.st.Events++
+		switch {
+		case err != nil:
+			f.st.Invalid++
+			if len(f.st.InvalidSamples) < maxInvalidSamples {
+				f.st.InvalidSamples = append(f.st.InvalidSamples, err.Error())
+			}
+		case !ok:
+			f.st.NonAgent++
+		default:
+			f.buf = append(f.buf, in)
+		}
+		full := len(f.buf) >= opts.BufferEvents
+		f.mu.Unlock()
+		if full {
+			return f.flush(ctx)
+		}
+		return nil
+	})
+	if readErr == nil {
+		readErr = f.flush(ctx)
+	} else if !errors.Is(readErr, context.Canceled) && !errors.Is(readErr, context.DeadlineExceeded) {
+		readErr = fmt.Errorf("rebuild: read archive: %w", readErr)
+	}
+	f.st.Seconds = time.Since(f.start).Seconds()
+	if f.st.Seconds > 0 {
+		f.st.EventsPerSecond = float64(f.st.Events) / f.st.Seconds
+	}
+	f.st.Failed = len(f.failed)
+	if readErr != nil {
+		return f.st, readErr
+	}
+	if len(f.failed) > 0 {
+		return f.st, &IncompleteError{Failed: f.failed}
+	}
+	return f.st, nil
+}
+
+// group is one subject's inputs.
+type group struct {
+	subject string
+	inputs  []projector.Input
+}
+
+// groupBySubject groups inputs by subject, subjects sorted, each subject's
+// inputs in (time, id) order (the order does not change the fold; a fixed
+// one makes runs reproducible).
+func groupBySubject(inputs []projector.Input) []group {
+	by := map[string][]projector.Input{}
+	for _, in := range inputs {
+		by[in.Event.Subject] = append(by[in.Event.Subject], in)
+	}
+	out := make([]group, 0, len(by))
+	for s, ins := range by {
+		sort.Slice(ins, func(i, j int) bool {
+			if c := ins[i].Event.Time.Compare(ins[j].Event.Time); c != 0 {
+				return c < 0
+			}
+			return ins[i].Event.ID < ins[j].Event.ID
+		})
+		out = append(out, group{subject: s, inputs: ins})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].subject < out[j].subject })
+	return out
+}
+
+// chunk packs groups into chunks of at most max events; a group larger
+// than max is a chunk of its own.
+func chunk(groups []group, max int) [][]group {
+	var out [][]group
+	var cur []group
+	n := 0
+	for _, g := range groups {
+		if len(cur) > 0 && n+len(g.inputs) > max {
+			out = append(out, cur)
+			cur, n = nil, 0
+		}
+		cur = append(cur, g)
+		n += len(g.inputs)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// flush projects the buffered inputs, retrying failed subjects for up to
+// Options.Rounds rounds. Subjects still failing are recorded in f.failed.
+func (f *folder) flush(ctx context.Context) error {
+	groups := groupBySubject(f.buf)
+	f.buf = f.buf[:0]
+	f.mu.Lock()
+	f.st.Subjects += len(groups)
+	f.mu.Unlock()
+	for round := 0; len(groups) > 0; round++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if round > 0 {
+			f.mu.Lock()
+			f.st.Retried += len(groups)
+			f.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(50<<min(round, 6)) * time.Millisecond):
+			}
+		}
+		failed := f.projectChunks(ctx, chunk(groups, f.opts.ChunkEvents), round+1 == f.opts.Rounds)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if round+1 == f.opts.Rounds {
+			break
+		}
+		groups = failed
+	}
+	return nil
+}
+
+// projectChunks projects chunks with Options.Workers at once and returns
+// the groups that failed. When last is set, their errors are recorded as
+// final failures.
+func (f *folder) projectChunks(ctx context.Context, chunks [][]group, last bool) []group {
+	work := make(chan []group)
+	var failed []group
+	var wg sync.WaitGroup
+	for range min(f.opts.Workers, len(chunks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range work {
+				var inputs []projector.Input
+				for _, g := range c {
+					inputs = append(inputs, g.inputs...)
+				}
+				out := f.proj.Project(ctx, inputs)
+				f.mu.Lock()
+				f.st.Chunks++
+				f.st.Changed += out.Changed
+				f.st.Unchanged += out.Unchanged
+				f.st.Commits += out.Commits
+				f.st.DeriveErrors += out.DeriveErrors
+				for _, g := range c {
+					if err, bad := out.Failed[g.subject]; bad {
+						failed = append(failed, g)
+						if last {
+							f.failed[g.subject] = err
+						}
+						continue
+					}
+					f.st.Projected += len(g.inputs)
+				}
+				if f.opts.Progress != nil {
+					el := time.Since(f.start)
+					f.opts.Progress(Progress{
+						Read: f.st.Events, Projected: f.st.Projected, Subjects: f.st.Changed + f.st.Unchanged,
+						Changed: f.st.Changed, Elapsed: el, EventsPerSecond: float64(f.st.Projected) / max(el.Seconds(), 1e-9),
+					})
+				}
+				f.mu.Unlock()
+			}
+		}()
+	}
+sending:
+	for _, c := range chunks {
+		select {
+		case work <- c:
+		case <-ctx.Done():
+			break sending
+		}
+	}
+	close(work)
+	wg.Wait()
+	sort.Slice(failed, func(i, j int) bool { return failed[i].subject < failed[j].subject })
+	return failed
+}

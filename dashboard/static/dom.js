@@ -1,0 +1,118 @@
+// DOM and formatting helpers shared by the dashboard's sections. Data is
+// only ever put into the page as text (textContent, attributes), never as
+// markup.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+// h builds an element: h("td", {class: "num", "data-testid": "x"}, "12").
+// Attributes with null/undefined/false values are left out; children may be
+// strings, numbers, nodes, arrays or null.
+export function h(tag, attrs, ...children) {
+  return build(document.createElement(tag), attrs, children);
+}
+
+// s is h for SVG elements.
+export function s(tag, attrs, ...children) {
+  return build(document.createElementNS(SVG_NS, tag), attrs, children);
+}
+
+function build(el, attrs, children) {
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    el.setAttribute(k, v === true ? "" : String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else el.append(c instanceof Node ? c : String(c));
+  }
+}
+
+// num converts an API number (a JSON number, or a numeric string) to a
+// Number, or null when absent or not numeric.
+export function num(v) {
+  if (v === null || v === undefined || v === "") return null;
+  const n = typeof v === "number" ? v : Number(v);
+  return Number.isFinite(n) ? n : null;
+}
+
+// fmtInt renders an integer count as digits only (no grouping), so that a
+// test can read it back exactly.
+export function fmtInt(v) {
+  const n = num(v);
+  return n === null ? "–" : String(Math.round(n));
+}
+
+// fmtPct renders a ratio 0..1 as a percentage with one decimal.
+export function fmtPct(ratio) {
+  const n = num(ratio);
+  return n === null ? "–" : (n * 100).toFixed(1) + "%";
+}
+
+// fmtMoney renders dollars.
+export function fmtMoney(v, places = 4) {
+  const n = num(v);
+  return n === null ? "–" : "$" + n.toFixed(places);
+}
+
+// fmtDuration renders seconds as "1h 02m", "3m 07s", "42s" or "850 ms".
+export function fmtDuration(seconds) {
+  const n = num(seconds);
+  if (n === null) return "–";
+  if (n < 1 && n > 0) return Math.round(n * 1000) + " ms";
+  let r = Math.round(n);
+  const h = Math.floor(r / 3600);
+  r -= h * 3600;
+  const m = Math.floor(r / 60);
+  const sec = r - m * 60;
+  const p2 = (x) => String(x).padStart(2, "0");
+  if (h > 0) return `${h}h ${p2(m)}m`;
+  if (m > 0) return `${m}m ${p2(sec)}s`;
+  return `${sec}s`;
+}
+
+// fmtTime renders an ISO 8601 time as "2026-01-05 12:34:56" (UTC).
+export function fmtTime(iso) {
+  if (!iso) return "–";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return String(iso);
+  return d.toISOString().slice(0, 19).replace("T", " ");
+}
+
+// today returns the current UTC date as YYYY-MM-DD, shifted by days.
+export function today(days = 0) {
+  const d = new Date(Date.now() + days * 86400000);
+  return d.toISOString().slice(0, 10);
+}
+
+// dateRange lists the UTC dates from..to inclusive (at most max of them,
+// the latest ones).
+export function dateRange(from, to, max = 62) {
+  const out = [];
+  const start = Date.parse(from + "T00:00:00Z");
+  const end = Date.parse(to + "T00:00:00Z");
+  if (Number.isNaN(start) || Number.isNaN(end) || end < start) return out;
+  for (let t = end; t >= start && out.length < max; t -= 86400000) {
+    out.unshift(new Date(t).toISOString().slice(0, 10));
+  }
+  return out;
+}
+
+// isDate reports whether v is a YYYY-MM-DD date.
+export function isDate(v) {
+  return typeof v === "string" && /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(v + "T00:00:00Z"));
+}
+
+// setState marks a section's status line: loading, ready, empty or error.
+// The element carries data-state for tests and the message as its text.
+export function setState(el, state, message) {
+  el.dataset.state = state;
+  el.className = "state state-" + state;
+  el.textContent = message || "";
+  el.hidden = !message;
+}

@@ -1,0 +1,110 @@
+// Agent execution history (seed 002's History page): filter by agent or
+// status and a date range, one page of executions, Next/Previous by cursor.
+
+import * as api from "./api.js";
+import { fmtDuration, fmtInt, fmtTime, h, num, setState, today } from "./dom.js";
+import { hidePager, setPager } from "./pager.js";
+import { go, val } from "./state.js";
+
+const PREFIX = "e.";
+const PAGER = { prev: "exec-prev", next: "exec-next", page: "exec-page" };
+const knownAgents = new Set();
+
+// filters returns the section's filters from the state, with defaults: the
+// last 7 days (UTC), 25 per page.
+export function filters(p) {
+  return {
+    agent: val(p, PREFIX + "agent"),
+    status: val(p, PREFIX + "status"),
+    from: val(p, PREFIX + "from", today(-6)),
+    to: val(p, PREFIX + "to", today()),
+    limit: val(p, PREFIX + "limit", "25"),
+    cursor: val(p, PREFIX + "cursor"),
+  };
+}
+
+// params turns the filters into the API's query parameters: dates become
+// the first and last instant of those UTC days.
+export function params(f) {
+  return {
+    agent: f.agent,
+    status: f.status,
+    from: f.from ? f.from + "T00:00:00Z" : "",
+    to: f.to ? f.to + "T23:59:59.999Z" : "",
+    limit: f.limit,
+    cursor: f.cursor,
+  };
+}
+
+export function init() {
+  const form = document.getElementById("exec-form");
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const d = new FormData(form);
+    go({
+      "e.agent": d.get("agent").trim(),
+      "e.status": d.get("status"),
+      "e.from": d.get("from"),
+      "e.to": d.get("to"),
+      "e.limit": d.get("limit"),
+      "e.cursor": null,
+      "e.prev": null,
+    }, PREFIX);
+  });
+}
+
+export async function load(p) {
+  const f = filters(p);
+  const form = document.getElementById("exec-form");
+  form.agent.value = f.agent;
+  form.status.value = f.status;
+  form.from.value = f.from;
+  form.to.value = f.to;
+  form.limit.value = f.limit;
+  const state = document.getElementById("exec-state");
+  const body = document.querySelector("#exec-table tbody");
+  const count = document.getElementById("exec-count");
+  hidePager(PAGER);
+  document.getElementById("exec-page").textContent = "1";
+  if (!f.agent && !f.status) {
+    // The index answers by agent or by status (seed 002), never "all".
+    body.replaceChildren();
+    count.textContent = "0";
+    count.dataset.value = "0";
+    setState(state, "empty", "Choose an agent or a status to list executions.");
+    return;
+  }
+  setState(state, "loading", "Loading executions…");
+  let page;
+  try {
+    page = await api.get("executions", params(f));
+  } catch (e) {
+    body.replaceChildren();
+    count.textContent = "0";
+    setState(state, "error", e.text ? e.text() : String(e));
+    return;
+  }
+  const items = page.items || [];
+  body.replaceChildren(...items.map(row));
+  count.textContent = fmtInt(items.length);
+  count.dataset.value = String(items.length);
+  for (const it of items) if (it.agentName) knownAgents.add(it.agentName);
+  document.getElementById("agent-names").replaceChildren(...[...knownAgents].sort().map((a) => h("option", { value: a })));
+  setPager(p, PREFIX, PAGER, page.next || "");
+  if (items.length === 0) setState(state, "empty", "No executions match these filters.");
+  else setState(state, "ready", "");
+}
+
+function row(it) {
+  const dur = num(it.durationSeconds);
+  return h(
+    "tr",
+    { "data-testid": "exec-row", "data-key": it.executionArn, "data-status": it.status },
+    h("td", {}, it.agentName || "–"),
+    h("td", { title: it.executionArn, class: "mono" }, it.executionName || it.executionArn),
+    h("td", {}, h("span", { class: "badge badge-" + String(it.status || "").toLowerCase() }, it.status || "–")),
+    h("td", {}, fmtTime(it.startDate)),
+    h("td", {}, fmtTime(it.stopDate)),
+    h("td", { class: "num", "data-testid": "exec-duration", "data-value": dur === null ? "" : dur }, dur === null ? (it.status === "RUNNING" ? "running" : "–") : fmtDuration(dur)),
+  );
+}

@@ -1,0 +1,75 @@
+// Messages by stage (seed 004): counts by status and the success rate over
+// the last N hours, for every stage in one stats request.
+
+import * as api from "./api.js";
+import { fmtInt, fmtPct, h, num, setState } from "./dom.js";
+import { go, val } from "./state.js";
+
+const PREFIX = "s.";
+export const STAGES = ["dev", "stage", "prod"];
+export const STATUSES = ["created", "queued", "processing", "completed", "failed"];
+
+export function filters(p) {
+  return { hours: val(p, PREFIX + "hours", "24") };
+}
+
+export function init() {
+  const form = document.getElementById("messages-form");
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    go({ "s.hours": new FormData(form).get("hours") }, PREFIX);
+  });
+}
+
+// byStage returns the stats of each of STAGES from a stats response
+// ({"stages":[{stage, counts, total, successRate}, ...]}); a stage the
+// response lacks counts as empty.
+export function byStage(resp) {
+  const found = new Map(((resp && resp.stages) || []).map((st) => [st.stage, st]));
+  return STAGES.map((stage) => found.get(stage) || { stage, counts: {}, total: 0, successRate: null });
+}
+
+// counts reads a stats response: counts by status from "counts" (or
+// "byStatus", or top-level status keys), the total and the success rate.
+export function counts(st) {
+  const src = (st && (st.counts || st.byStatus || st.by_status)) || st || {};
+  const out = {};
+  for (const s of STATUSES) out[s] = num(src[s]) || 0;
+  const total = num(st && st.total) ?? STATUSES.reduce((a, s) => a + out[s], 0);
+  let rate = num(st && (st.successRate ?? st.success_rate));
+  if (rate === null) rate = out.completed + out.failed > 0 ? out.completed / (out.completed + out.failed) : null;
+  return { byStatus: out, total, rate };
+}
+
+export async function load(p) {
+  const f = filters(p);
+  const form = document.getElementById("messages-form");
+  form.hours.value = f.hours;
+  const state = document.getElementById("messages-state");
+  const body = document.querySelector("#messages-table tbody");
+  setState(state, "loading", "Loading message counts…");
+  let stats;
+  try {
+    stats = byStage(await api.get("messages/stats", { hours: f.hours }));
+  } catch (e) {
+    body.replaceChildren();
+    setState(state, "error", e.text ? e.text() : String(e));
+    return;
+  }
+  const rows = stats.map((st, i) => {
+    const c = counts(st);
+    const stage = STAGES[i];
+    return h(
+      "tr",
+      { "data-testid": "messages-row", "data-key": stage },
+      h("th", { scope: "row" }, stage),
+      STATUSES.map((s) => h("td", { class: "num status-" + s, "data-testid": `msg-${stage}-${s}`, "data-value": c.byStatus[s] }, fmtInt(c.byStatus[s]))),
+      h("td", { class: "num", "data-testid": `msg-${stage}-total`, "data-value": c.total }, fmtInt(c.total)),
+      h("td", { class: "num", "data-testid": `msg-${stage}-rate`, "data-value": c.rate === null ? "" : c.rate }, fmtPct(c.rate)),
+    );
+  });
+  body.replaceChildren(...rows);
+  const total = stats.reduce((a, st) => a + counts(st).total, 0);
+  if (total === 0) setState(state, "empty", `No messages in the last ${f.hours} hours.`);
+  else setState(state, "ready", "");
+}

@@ -1,0 +1,190 @@
+// sf vs ldf: the daily metrics rows of both workflow types over a date
+// range (one compare request per day), a chart of one figure, the compare
+// table, and what is running or waiting for validation now.
+
+import * as api from "./api.js";
+import { barChart } from "./chart.js";
+import { dateRange, fmtDuration, fmtInt, fmtMoney, fmtPct, h, num, setState, today } from "./dom.js";
+import { go, val } from "./state.js";
+
+const PREFIX = "m.";
+export const TYPES = [
+  { key: "step-functions", short: "sf", label: "Step Functions (sf)" },
+  { key: "durable-functions", short: "ldf", label: "Durable Functions (ldf)" },
+];
+
+// FIGURES are the figures of a metrics row the page shows, each with its
+// value function and format.
+export const FIGURES = {
+  executionCount: { label: "executions", value: (m) => num(m.executionCount), format: fmtInt },
+  successCount: { label: "succeeded", value: (m) => num(m.successCount), format: fmtInt },
+  failureCount: { label: "failed", value: (m) => num(m.failureCount), format: fmtInt },
+  successRate: { label: "success rate", value: successRate, format: fmtPct },
+  avgDurationMs: { label: "average duration", value: (m) => num(m.avgDurationMs), format: (v) => fmtDuration(num(v) === null ? null : v / 1000) },
+  avgCostPerExecution: { label: "average cost", value: (m) => num(m.avgCostPerExecution), format: (v) => fmtMoney(v, 4) },
+  totalCost: { label: "total cost", value: (m) => num(m.totalCost), format: (v) => fmtMoney(v, 2) },
+};
+
+// successRate is the API's successRates entry when the compare response
+// has one, else succeeded / (succeeded + failed), as the API defines it:
+// the share of finished executions that succeeded (null before any
+// finished).
+export function successRate(m) {
+  if (m.successRate !== undefined) return num(m.successRate);
+  const ok = num(m.successCount) || 0;
+  const bad = num(m.failureCount) || 0;
+  return ok + bad > 0 ? ok / (ok + bad) : null;
+}
+
+export function filters(p) {
+  return {
+    from: val(p, PREFIX + "from", today(-6)),
+    to: val(p, PREFIX + "to", today()),
+    metric: val(p, PREFIX + "metric", "executionCount"),
+  };
+}
+
+export function init() {
+  const form = document.getElementById("metrics-form");
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const d = new FormData(form);
+    go({ "m.from": d.get("from"), "m.to": d.get("to"), "m.metric": d.get("metric") }, PREFIX);
+  });
+}
+
+// pair finds the sf and ldf rows in a compare response, whatever its shape:
+// {"step-functions":{..},"durable-functions":{..}}, {stepFunctions,
+// durableFunctions}, {sf, ldf} or {items:[..]} with workflowType.
+export function pair(resp) {
+  const out = {};
+  const named = { "step-functions": ["step-functions", "stepFunctions", "sf"], "durable-functions": ["durable-functions", "durableFunctions", "ldf"] };
+  for (const [wt, keys] of Object.entries(named)) {
+    for (const k of keys) if (resp && resp[k] && typeof resp[k] === "object") out[wt] = resp[k];
+  }
+  for (const it of (resp && resp.items) || []) if (it && it.workflowType) out[it.workflowType] = it;
+  const rates = (resp && resp.successRates) || {};
+  for (const wt of Object.keys(out)) if (wt in rates) out[wt] = { ...out[wt], successRate: rates[wt] };
+  return out;
+}
+
+export async function load(p) {
+  const f = filters(p);
+  const form = document.getElementById("metrics-form");
+  form.from.value = f.from;
+  form.to.value = f.to;
+  form.metric.value = FIGURES[f.metric] ? f.metric : "executionCount";
+  await Promise.all([loadNow(), loadDays(f)]);
+}
+
+async function loadDays(f) {
+  const state = document.getElementById("metrics-state");
+  const body = document.querySelector("#metrics-table tbody");
+  const foot = document.querySelector("#metrics-table tfoot");
+  const svg = document.getElementById("metrics-chart");
+  const dates = dateRange(f.from, f.to);
+  if (dates.length === 0) {
+    body.replaceChildren();
+    foot.replaceChildren();
+    svg.replaceChildren();
+    svg.classList.add("empty");
+    setState(state, "error", "Choose a date range: From must be a date on or before To.");
+    return;
+  }
+  setState(state, "loading", `Loading ${dates.length} days…`);
+  let rows;
+  try {
+    rows = await mapLimit(dates, 6, async (date) => ({ date, byType: pair(await api.get("metrics/compare", { date })) }));
+  } catch (e) {
+    body.replaceChildren();
+    foot.replaceChildren();
+    svg.replaceChildren();
+    svg.classList.add("empty");
+    setState(state, "error", e.text ? e.text() : String(e));
+    return;
+  }
+  body.replaceChildren(...rows.map((r) => tableRow(r.date, r.byType, "m-" + r.date)));
+  const totals = {};
+  for (const t of TYPES) {
+    const sum = (k) => rows.reduce((acc, r) => acc + (num((r.byType[t.key] || {})[k]) || 0), 0);
+    const ds = sum("durationSumMs");
+    const dc = sum("durationCount");
+    totals[t.key] = {
+      executionCount: sum("executionCount"),
+      successCount: sum("successCount"),
+      failureCount: sum("failureCount"),
+      totalCost: sum("totalCost"),
+      avgDurationMs: dc > 0 ? Math.round(ds / dc) : null,
+    };
+    const ec = totals[t.key].executionCount;
+    totals[t.key].avgCostPerExecution = ec > 0 ? totals[t.key].totalCost / ec : null;
+  }
+  foot.replaceChildren(tableRow("all days", totals, "m-total"));
+  const fig = FIGURES[f.metric] || FIGURES.executionCount;
+  svg.classList.remove("empty");
+  barChart(svg, {
+    categories: dates,
+    series: TYPES.map((t) => ({ key: t.short, label: t.label, values: rows.map((r) => (r.byType[t.key] ? fig.value(r.byType[t.key]) : null)) })),
+    format: fig.format,
+    integer: fig.format === fmtInt,
+    label: `${fig.label} per day, sf vs ldf`,
+  });
+  const any = rows.some((r) => Object.keys(r.byType).length > 0);
+  if (!any) setState(state, "empty", "No sf or ldf executions in these days.");
+  else setState(state, "ready", "");
+}
+
+// tableRow renders one date's sf and ldf figures side by side; each cell has
+// data-testid "<prefix>-<sf|ldf>-<figure>" and the raw value.
+function tableRow(label, byType, prefix) {
+  const cells = [h("th", { scope: "row" }, label)];
+  for (const fig of ["executionCount", "successCount", "failureCount", "successRate", "avgDurationMs", "avgCostPerExecution"]) {
+    for (const t of TYPES) {
+      const m = byType[t.key];
+      const v = m ? FIGURES[fig].value(m) : null;
+      cells.push(h("td", { class: "num", "data-testid": `${prefix}-${t.short}-${fig}`, "data-value": v === null ? "" : v }, FIGURES[fig].format(v)));
+    }
+  }
+  return h("tr", { "data-testid": prefix === "m-total" ? "metrics-total" : "metrics-row", "data-key": label }, cells);
+}
+
+async function loadNow() {
+  const state = document.getElementById("now-state");
+  setState(state, "loading", "Counting running executions and pending tasks…");
+  const jobs = [];
+  for (const t of TYPES) {
+    jobs.push(count("workflows/running", t.key, "running-" + t.key));
+    jobs.push(count("workflows/tasks/pending", t.key, "pending-" + t.key));
+  }
+  const errs = (await Promise.allSettled(jobs)).filter((r) => r.status === "rejected").map((r) => r.reason);
+  if (errs.length) setState(state, "error", errs[0].text ? errs[0].text() : String(errs[0]));
+  else setState(state, "ready", "");
+}
+
+async function count(path, workflowType, testid) {
+  const el = document.querySelector(`[data-testid="${testid}"]`);
+  el.textContent = "…";
+  try {
+    const { items, truncated } = await api.all(path, { workflowType }, 50);
+    el.textContent = fmtInt(items.length) + (truncated ? "+" : "");
+    el.dataset.value = String(items.length);
+  } catch (e) {
+    el.textContent = "–";
+    el.dataset.value = "";
+    throw e;
+  }
+}
+
+// mapLimit maps over xs with at most n calls in flight, keeping order.
+async function mapLimit(xs, n, fn) {
+  const out = new Array(xs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < xs.length) {
+      const i = next++;
+      out[i] = await fn(xs[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(n, xs.length) }, worker));
+  return out;
+}

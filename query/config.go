@@ -1,0 +1,78 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// DynamoAPI is the part of the DynamoDB client the query package calls:
+// reads only. *dynamodb.Client satisfies it.
+type DynamoAPI interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+}
+
+// Defaults and bounds of Config.
+const (
+	DefaultPageSize        = 50
+	DefaultMaxPageSize     = 200
+	DefaultRequestsPerPage = 4
+	DefaultMaxReadItems    = 100_000
+	MinCursorKeyBytes      = 16
+)
+
+// Config configures a Client. Zero fields take their defaults (SetDefaults).
+type Config struct {
+	// CursorKey authenticates cursors (HMAC-SHA256). Required, at least 16
+	// bytes; keep it secret and stable across restarts and instances, or
+	// cursors issued before a change are rejected as bad.
+	CursorKey []byte
+	// DefaultPageSize is the page size when a request gives none. Default 50.
+	DefaultPageSize int
+	// MaxPageSize is the largest page a request may ask for. Default 200.
+	MaxPageSize int
+	// MaxRequestsPerPage bounds the Query requests one page may send to fill
+	// itself (a filtered query, a multi-partition query). Default 4.
+	MaxRequestsPerPage int
+	// MaxReadItems bounds what patterns that read a whole key range read:
+	// repository statistics, a job's events, a run's jobs. Past it the result
+	// says it is truncated. Default 100,000.
+	MaxReadItems int
+}
+
+// SetDefaults fills zero fields.
+func (c *Config) SetDefaults() {
+	if c.DefaultPageSize == 0 {
+		c.DefaultPageSize = DefaultPageSize
+	}
+	if c.MaxPageSize == 0 {
+		c.MaxPageSize = DefaultMaxPageSize
+	}
+	if c.MaxRequestsPerPage == 0 {
+		c.MaxRequestsPerPage = DefaultRequestsPerPage
+	}
+	if c.MaxReadItems == 0 {
+		c.MaxReadItems = DefaultMaxReadItems
+	}
+}
+
+// Validate names the first bad field.
+func (c Config) Validate() error {
+	switch {
+	case len(c.CursorKey) < MinCursorKeyBytes:
+		return fmt.Errorf("query: Config.CursorKey: must be at least %d bytes, got %d", MinCursorKeyBytes, len(c.CursorKey))
+	case c.MaxPageSize < 1 || c.MaxPageSize > 1000:
+		return fmt.Errorf("query: Config.MaxPageSize: must be between 1 and 1000, got %d", c.MaxPageSize)
+	case c.DefaultPageSize < 1 || c.DefaultPageSize > c.MaxPageSize:
+		return fmt.Errorf("query: Config.DefaultPageSize: must be between 1 and MaxPageSize (%d), got %d", c.MaxPageSize, c.DefaultPageSize)
+	case c.MaxRequestsPerPage < 1 || c.MaxRequestsPerPage > 100:
+		return fmt.Errorf("query: Config.MaxRequestsPerPage: must be between 1 and 100, got %d", c.MaxRequestsPerPage)
+	case c.MaxReadItems < 1:
+		return errors.New("query: Config.MaxReadItems: must be at least 1")
+	}
+	return nil
+}

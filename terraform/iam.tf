@@ -1,0 +1,196 @@
+# Each function's inline policy: only the actions its code calls, on the
+# resources it touches, by their own ARNs. No "*" action anywhere and no "*"
+# resource. The few wildcard resources are listed, with their reasons, in
+# terraform/iam_test.go's allow-list and in a comment at each use:
+#
+#   - "<table>/stream/*" for dynamodb:ListStreams (it lists a table's
+#     streams; the stream label is not known before the call);
+#   - "<log group>:*" for logs:CreateLogStream/PutLogEvents (Lambda names
+#     the log streams at run time);
+#   - "<bucket>/<prefix>/*" for the archiver's object actions (object keys
+#     are made at run time);
+#   - "arn:...:states:<region>:<account>:stateMachine:*" for the ingest
+#     function's states:ListTagsForResource (seed 002: one account-wide rule
+#     for every state machine, new agents included; tag reads only).
+
+# --- projector ---------------------------------------------------------------
+
+data "aws_iam_policy_document" "projector" {
+  statement {
+    sid       = "ReadEventStream"
+    actions   = ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"]
+    resources = [aws_dynamodb_table.events.stream_arn]
+  }
+
+  statement {
+    sid     = "ListEventStreams"
+    actions = ["dynamodb:ListStreams"]
+    # Wildcard: ListStreams names no stream; this is the events table's streams only.
+    resources = ["${aws_dynamodb_table.events.arn}/stream/*"]
+  }
+
+  # Load: BatchGetItem of folded states; Commit: TransactWriteItems whose
+  # Puts (version-checked) need PutItem on the table.
+  statement {
+    sid       = "AggregateState"
+    actions   = ["dynamodb:BatchGetItem", "dynamodb:PutItem"]
+    resources = [aws_dynamodb_table.aggregates.arn]
+  }
+
+  # Commit: TransactWriteItems Puts (items) and Updates (counter deltas);
+  # Derive: GetItem (consistent) and a conditional UpdateItem.
+  statement {
+    sid       = "WriteProjections"
+    actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    resources = local.projection_table_arns
+  }
+
+  statement {
+    sid       = "PutDeadLetters"
+    actions   = ["dynamodb:PutItem"]
+    resources = [aws_dynamodb_table.dead_letters.arn]
+  }
+
+  # The event source mapping's on-failure destination is sent to with the
+  # function's execution role.
+  statement {
+    sid       = "OnFailureQueue"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.failures["projector"].arn]
+  }
+
+  statement {
+    sid     = "OwnLogGroup"
+    actions = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    # Wildcard: the log streams of this function's own log group.
+    resources = ["${aws_cloudwatch_log_group.function["projector"].arn}:*"]
+  }
+}
+
+# --- archiver ----------------------------------------------------------------
+
+data "aws_iam_policy_document" "archiver" {
+  statement {
+    sid       = "ReadEventStream"
+    actions   = ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"]
+    resources = [aws_dynamodb_table.events.stream_arn]
+  }
+
+  statement {
+    sid     = "ListEventStreams"
+    actions = ["dynamodb:ListStreams"]
+    # Wildcard: ListStreams names no stream; this is the events table's streams only.
+    resources = ["${aws_dynamodb_table.events.arn}/stream/*"]
+  }
+
+  # Parquet data, symlink manifests (conditional writes with If-Match need
+  # GetObject/PutObject only), poison records, compaction deletes.
+  statement {
+    sid     = "ArchiveObjects"
+    actions = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
+    # Wildcard: object keys under the archive prefix are made at run time.
+    resources = ["${aws_s3_bucket.archive.arn}/${var.archive_prefix}/*"]
+  }
+
+  # ListObjectsV2 of partitions, manifests and poison records. No s3:prefix
+  # condition: S3 answers a GetObject of a missing key with 404 only to a
+  # caller that may list the bucket, and the archiver relies on that 404 to
+  # create the first manifest of a partition (a conditional grant would turn
+  # it into 403 AccessDenied).
+  statement {
+    sid       = "ListArchive"
+    actions   = ["s3:ListBucket"]
+    resources = [aws_s3_bucket.archive.arn]
+  }
+
+  statement {
+    sid       = "OnFailureQueue"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.failures["archiver"].arn]
+  }
+
+  statement {
+    sid     = "OwnLogGroup"
+    actions = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    # Wildcard: the log streams of this function's own log group.
+    resources = ["${aws_cloudwatch_log_group.function["archiver"].arn}:*"]
+  }
+}
+
+# --- ingest ------------------------------------------------------------------
+
+data "aws_iam_policy_document" "ingest" {
+  # ingest.Appender: one conditional PutItem per event.
+  statement {
+    sid       = "AppendEvents"
+    actions   = ["dynamodb:PutItem"]
+    resources = [aws_dynamodb_table.events.arn]
+  }
+
+  statement {
+    sid     = "StateMachineTags"
+    actions = ["states:ListTagsForResource"]
+    # Wildcard: seed 002's rule is account-wide and agents are recognised by
+    # their tags, so any state machine of this account and region may need
+    # a tag read; no other Step Functions action is granted.
+    resources = ["arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:stateMachine:*"]
+  }
+
+  statement {
+    sid       = "WebhookSecret"
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = [aws_secretsmanager_secret.github_webhook.arn]
+  }
+
+  # The asynchronous invocation's on-failure destination (EventBridge
+  # events that still fail after Lambda's retries).
+  statement {
+    sid       = "OnFailureQueue"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.failures["ingest"].arn]
+  }
+
+  statement {
+    sid     = "OwnLogGroup"
+    actions = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    # Wildcard: the log streams of this function's own log group.
+    resources = ["${aws_cloudwatch_log_group.function["ingest"].arn}:*"]
+  }
+}
+
+# --- api ---------------------------------------------------------------------
+
+data "aws_iam_policy_document" "api" {
+  statement {
+    sid       = "ReadProjections"
+    actions   = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
+    resources = local.projection_table_arns
+  }
+
+  # Every index of every projection table, by name.
+  statement {
+    sid       = "QueryProjectionIndexes"
+    actions   = ["dynamodb:Query"]
+    resources = local.projection_index_arns
+  }
+
+  # One aggregate's events (Query by subject) and single events (GetItem).
+  statement {
+    sid       = "ReadEvents"
+    actions   = ["dynamodb:GetItem", "dynamodb:Query"]
+    resources = [aws_dynamodb_table.events.arn]
+  }
+
+  statement {
+    sid       = "ApiSecrets"
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = [aws_secretsmanager_secret.api_token.arn, aws_secretsmanager_secret.cursor_key.arn]
+  }
+
+  statement {
+    sid     = "OwnLogGroup"
+    actions = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    # Wildcard: the log streams of this function's own log group.
+    resources = ["${aws_cloudwatch_log_group.function["api"].arn}:*"]
+  }
+}
