@@ -34,7 +34,6 @@ func TestDashboardEndToEnd(t *testing.T) {
 	b := newBrowser(t) // skips (or fails under STREAMFOLD_REQUIRE_SERVICES=1) without Chromium
 	c := testenv.Clients(t)
 	n, tables := testenv.Tables(t, c)
-	dropTablesAtEnd(t, c, tables)
 	w := loadWorkload(t, c, n, tables, 800, 600)
 	inst := strconv.FormatInt(w.Installation, 10)
 

@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
@@ -110,21 +107,6 @@ func inFlight(t *testing.T, at time.Time) []schema.Event {
 		add(schema.TypeAlbumExecutionWaiting, wt, exec, exec.Subject())
 	}
 	return out
-}
-
-// dropTablesAtEnd deletes the test's tables when it ends: DynamoDB Local
-// keeps every table in memory and slows down as they accumulate, and the
-// other packages' tests share it.
-func dropTablesAtEnd(t *testing.T, c *awsclient.Clients, tables []provision.Result) {
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		for _, r := range tables {
-			if _, err := c.DynamoDB.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(r.Name)}); err != nil {
-				t.Logf("drop table %s: %v", r.Name, err)
-			}
-		}
-	})
 }
 
 func loadWorkload(t *testing.T, c *awsclient.Clients, n schema.Naming, tables []provision.Result, oldEvents, recentEvents int) workload {

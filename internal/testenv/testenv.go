@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/provision"
@@ -67,8 +70,8 @@ func S3Clients(t testing.TB) *awsclient.Clients {
 }
 
 // Tables creates a fresh set of every streamfold table under a unique prefix
-// and returns its naming. Tables are left behind (DynamoDB Local runs in
-// memory).
+// and returns its naming. The tables are deleted when the test ends (best
+// effort): DynamoDB Local slows down as tables and items pile up.
 func Tables(t testing.TB, c *awsclient.Clients) (schema.Naming, []provision.Result) {
 	t.Helper()
 	var b [4]byte
@@ -80,6 +83,13 @@ func Tables(t testing.TB, c *awsclient.Clients) (schema.Naming, []provision.Resu
 	if err != nil {
 		t.Fatalf("testenv: create tables: %v", err)
 	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, spec := range schema.Tables() {
+			_, _ = c.DynamoDB.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(n.Table(spec.Logical))})
+		}
+	})
 	return n, res
 }
 
