@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job, end to end on this machine (`make demo`): tools installed, services up,
-# a realistic workload simulated and appended to the event table, the stream consumed
-# and projected, and a summary of what was written and projected. The stack stays up afterwards; `make down` stops it.
+# a realistic workload simulated and appended to the event table, the stream consumed,
+# projected and archived as Parquet on S3 (MinIO), the archive compacted and verified
+# against the projections, and a summary of what was written, projected and archived.
+# The stack stays up afterwards; `make down` stops it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -28,14 +30,31 @@ bin/streamfold simulate --seed "$SEED" --events "$EVENTS" --days "$DAYS" --quiet
 echo "== what the event table holds"
 bin/streamfold events summary
 
-echo "== project: consume the stream until caught up (Lambda's event source mapping semantics)"
-bin/streamfold run --until-caught-up --batch-size 1000
+echo "== project and archive: consume the stream until caught up (Lambda's event source mapping semantics)"
+bin/streamfold run --until-caught-up --batch-size 1000 --archive-batch-size 5000
 
 echo "== what was projected"
 bin/streamfold summary
 
+echo "== what was archived (objects per table and day, from the manifests)"
+bin/streamfold archive ls
+
+echo "== compact every archived day (objects older than --min-age only; 0s: all, the archiver is caught up)"
+for d in $(bin/streamfold archive ls --json | sed -n 's/.*"date": "\([0-9-]*\)".*/\1/p' | sort -u); do
+  bin/streamfold archive compact --date "$d" --min-age 0s --json >/dev/null
+done
+bin/streamfold archive ls
+
+echo "== verify: recompute metrics rows and run summaries from the archive, compare with the projections"
+bin/streamfold verify --quiet
+
+echo "== one named Athena query, and a dashboard read through the query API"
+bin/streamfold archive queries
+bin/streamfold query compare --date "$(date -u -d yesterday +%F)"
+
 echo
 echo "The stack is still running. Try:"
 echo "  export STREAMFOLD_DYNAMODB_ENDPOINT=$STREAMFOLD_DYNAMODB_ENDPOINT STREAMFOLD_S3_ENDPOINT=$STREAMFOLD_S3_ENDPOINT"
-echo "  bin/streamfold events list github/12345/job/<id>"
+echo "  bin/streamfold query messages --stage dev --limit 5"
+echo "  bin/streamfold serve            # the HTTP API and the dashboard (prints the URL with its token)"
 echo "Stop it with: make down"

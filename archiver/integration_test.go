@@ -22,36 +22,36 @@ import (
 )
 
 // chaos wraps the archiver's handler the way the event source mapping is
-// tested: some calls are failed with an error after the batch was written
-// (the runner bisects the batch and re-sends both halves), some report
-// their first record as failed after it was written (the whole batch comes
-// again); and the S3 client under the archive fails one PutObject in 31.
+// tested: of the calls that wrote their batch, every fourth (from the
+// first) is failed with an error afterwards (the runner bisects the batch
+// and re-sends both halves) and every fourth from the third reports its
+// first record as failed (the whole batch comes again); and the S3 client
+// under the archive fails one PutObject in 31.
 type chaos struct {
 	h     streamrun.Handler
 	mu    sync.Mutex
-	calls int
+	calls int // calls that wrote their batch
 	stats map[string]int
 }
 
 func (c *chaos) handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	c.mu.Lock()
-	c.calls++
-	call := c.calls
-	c.mu.Unlock()
 	resp, err := c.h(ctx, ev)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch {
-	case err != nil || len(resp.BatchItemFailures) > 0:
+	if err != nil || len(resp.BatchItemFailures) > 0 {
 		c.stats["failed (S3)"]++
-	case len(ev.Records) > 1 && call%5 == 2:
+		return resp, err
+	}
+	c.calls++ // successful writes
+	switch {
+	case c.calls%4 == 1 && len(ev.Records) > 1:
 		c.stats["written, then bisected"]++
 		return events.DynamoDBEventResponse{}, errors.New("injected error after the write")
-	case call%7 == 3:
+	case c.calls%4 == 3:
 		c.stats["written, then re-sent"]++
 		return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: ev.Records[0].Change.SequenceNumber}}}, nil
 	}
-	return resp, err
+	return resp, nil
 }
 
 // TestIntegrationStreamToArchive drives the real path: a simulated
