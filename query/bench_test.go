@@ -220,7 +220,7 @@ func loadBenchSets(b *testing.B, c *awsclient.Clients) map[int]*benchSet {
 	benchOnce.Do(func() {
 		benchSets = map[int]*benchSet{}
 		for _, size := range []int{1_000, 100_000} {
-			n, _ := testenv.Tables(b, c)
+			n, _ := testenv.SharedTables(b, c)
 			items, set := benchItems(size, uint64(size))
 			start := time.Now()
 			if benchErr = batchLoad(context.Background(), c.DynamoDB, n, items); benchErr != nil {

@@ -65,7 +65,7 @@ func loadWorld(t *testing.T) *world {
 
 func buildWorld(t *testing.T, c *awsclient.Clients) (*world, error) {
 	ctx := context.Background()
-	n, _ := testenv.Tables(t, c)
+	n, _ := testenv.SharedTables(t, c)
 	start := time.Now().UTC().Truncate(24 * time.Hour).Add(-24 * time.Hour)
 	w := &world{c: c, n: n, start: start, now: start.Add(36 * time.Hour), mem: projector.NewMemStore()}
 	evs, _, err := simulate.Generate(simulate.Config{Seed: 11, Events: 1500, Start: start, Days: 2})

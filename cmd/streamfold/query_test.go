@@ -25,7 +25,7 @@ func queryEnv(t *testing.T) map[string]string {
 	t.Helper()
 	c := testenv.Clients(t)
 	queryFixtureOnce.Do(func() {
-		n, _ := testenv.Tables(t, c)
+		n, _ := testenv.SharedTables(t, c)
 		queryFixtureErr = querytest.Load(context.Background(), c.DynamoDB, n, querytest.Fixture(), querytest.FixtureRecordedAt)
 		queryFixture = map[string]string{
 			"STREAMFOLD_DYNAMODB_ENDPOINT": os.Getenv("STREAMFOLD_DYNAMODB_ENDPOINT"),

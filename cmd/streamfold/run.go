@@ -116,6 +116,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	acfg := streamrun.Config{Consumer: "archiver"}
 	fs.IntVar(&acfg.BatchSize, "archive-batch-size", 5000, "archiver: records per batch, i.e. per Parquet object and day (1-10000)")
 	fs.DurationVar(&acfg.BatchWindow, "archive-batch-window", 2*time.Second, "archiver: buffer up to this long to fill a batch (0-300s)")
+	fs.IntVar(&acfg.MaxRetryAttempts, "archive-max-retries", streamrun.MaxMaxRetryAttempts, "archiver: attempts per failing batch; its failures are S3 outages, so it retries (with backoff) rather than skip a record, like the deployed mapping's -1")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
 	verbose := fs.Bool("v", false, "log every batch (JSON lines on standard error)")
 	fs.Usage = func() { fmt.Fprint(env.stderr, runHelp); fs.PrintDefaults() }
@@ -161,7 +162,6 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 		sum.ArchiveURI = uri
 		acfg.StreamARN = stack.streams
 		acfg.Logger = log
-		acfg.MaxRetryAttempts = cfg.MaxRetryAttempts
 		acfg.BisectOnError = cfg.BisectOnError
 		acfg.UntilCaughtUp = cfg.UntilCaughtUp
 		acfg.OnPoison = stack.dl.OnPoison(acfg.Consumer)

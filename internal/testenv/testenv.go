@@ -74,6 +74,22 @@ func S3Clients(t testing.TB) *awsclient.Clients {
 // effort): DynamoDB Local slows down as tables and items pile up.
 func Tables(t testing.TB, c *awsclient.Clients) (schema.Naming, []provision.Result) {
 	t.Helper()
+	n, res := SharedTables(t, c)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, spec := range schema.Tables() {
+			_, _ = c.DynamoDB.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(n.Table(spec.Logical))})
+		}
+	})
+	return n, res
+}
+
+// SharedTables is Tables for a fixture several tests share (loaded once per
+// test binary): the tables outlive the test that created them and are left
+// behind (DynamoDB Local runs in memory).
+func SharedTables(t testing.TB, c *awsclient.Clients) (schema.Naming, []provision.Result) {
+	t.Helper()
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	n := schema.Naming{Prefix: "t" + hex.EncodeToString(b[:]), Stage: "dev"}
@@ -83,13 +99,6 @@ func Tables(t testing.TB, c *awsclient.Clients) (schema.Naming, []provision.Resu
 	if err != nil {
 		t.Fatalf("testenv: create tables: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		for _, spec := range schema.Tables() {
-			_, _ = c.DynamoDB.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(n.Table(spec.Logical))})
-		}
-	})
 	return n, res
 }
 
