@@ -48,7 +48,7 @@ bin/streamfold archive ls
 echo "== verify: recompute metrics rows and run summaries from the archive, compare with the projections"
 bin/streamfold verify --quiet
 
-echo "== one named Athena query, and a dashboard read through the query API"
+echo "== the named Athena queries (archiver/queries), and a dashboard read through the query API"
 bin/streamfold archive queries
 bin/streamfold query compare --date "$(date -u -d yesterday +%F)"
 

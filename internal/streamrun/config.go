@@ -123,28 +123,29 @@ func (c Config) Validate() error {
 // Stats are a Runner's counters since New.
 type Stats struct {
 	// Batches is the number of handler invocations, retries included.
-	Batches int64
+	Batches int64 `json:"batches"`
 	// Records is the number of records handed to the handler, re-sends
 	// included.
-	Records int64
+	Records int64 `json:"records"`
 	// Retries counts re-invocations after a failed batch (not bisections).
-	Retries int64
+	Retries int64 `json:"retries"`
 	// Bisections counts batches split in two after a handler error.
-	Bisections int64
+	Bisections int64 `json:"bisections"`
 	// Poisoned counts records given to OnPoison.
-	Poisoned int64
+	Poisoned int64 `json:"poisoned"`
 	// ExpiredIterators counts ExpiredIteratorExceptions recovered from.
-	ExpiredIterators int64
+	ExpiredIterators int64 `json:"expiredIterators"`
 	// Trimmed counts TrimmedDataAccessExceptions and vanished shards: each
 	// may have lost records.
-	Trimmed int64
+	Trimmed int64 `json:"trimmed"`
 	// ShardsOpen is the number of shards in the last stream description
 	// that are not fully read (being read or waiting for their parent);
 	// ShardsDone those that are.
-	ShardsOpen, ShardsDone int
+	ShardsOpen int `json:"shardsOpen"`
+	ShardsDone int `json:"shardsDone"`
 	// LagMillis is now - ApproximateCreationDateTime of the last record
 	// handed to the handler, measured when it was handed over (Lambda's
 	// IteratorAge). Its precision is that of ApproximateCreationDateTime:
 	// DynamoDB Local truncates it to the minute.
-	LagMillis int64
+	LagMillis int64 `json:"lagMillis"`
 }
