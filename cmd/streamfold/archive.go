@@ -93,14 +93,11 @@ func runArchive(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "archive %s: %v", sub, err)
 	}
-	if *uri == "" {
-		*uri = defaultArchive(n)
-	}
 	c, err := g.clients(ctx)
 	if err != nil {
 		return errorf(env, exitRuntime, "archive %s: %v", sub, err)
 	}
-	a, err := openArchive(c, *uri)
+	a, err := openArchive(c, n, *uri)
 	if err != nil {
 		return errorf(env, exitUsage, "archive %s: --archive-uri: %v", sub, err)
 	}

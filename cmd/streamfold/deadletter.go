@@ -69,10 +69,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	switch *consumer {
 	case "projector":
 	case "archiver":
-		if *archiveURI == "" {
-			*archiveURI = defaultArchive(n)
-		}
-		a, err := openArchive(clients, *archiveURI)
+		a, err := openArchive(clients, n, *archiveURI)
 		if err != nil {
 			return errorf(env, exitUsage, "deadletter: --archive-uri: %v", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -48,6 +49,23 @@ func (g *globals) clients(ctx context.Context) (*awsclient.Clients, error) {
 		S3AccessKey:      g.s3Key,
 		S3SecretKey:      g.s3Secret,
 	})
+}
+
+// defaultArchive is the archive of a naming: its bucket, prefix "archive"
+// (where the local stack and Terraform put it).
+func defaultArchive(n schema.Naming) string { return "s3://" + n.BucketName() + "/archive" }
+
+// openArchive opens the archive at uri (s3://bucket/prefix), or n's default
+// archive when uri is empty.
+func openArchive(c *awsclient.Clients, n schema.Naming, uri string) (*archiver.Archive, error) {
+	if uri == "" {
+		uri = defaultArchive(n)
+	}
+	bucket, prefix, err := archiver.ParseURI(uri)
+	if err != nil {
+		return nil, err
+	}
+	return archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: prefix})
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/archiver/rebuild"
-	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -119,18 +118,6 @@ func checkFoldFlags(o rebuild.Options) error {
 	return o.Validate()
 }
 
-// openArchive opens the archive at uri (s3://bucket/prefix).
-func openArchive(c *awsclient.Clients, uri string) (*archiver.Archive, error) {
-	bucket, prefix, err := archiver.ParseURI(uri)
-	if err != nil {
-		return nil, err
-	}
-	return archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: prefix})
-}
-
-// defaultArchive is the archive of a naming: its bucket, prefix "archive".
-func defaultArchive(n schema.Naming) string { return "s3://" + n.BucketName() + "/archive" }
-
 func runRebuild(ctx context.Context, env *cliEnv, args []string) int {
 	fs := flag.NewFlagSet("rebuild", flag.ContinueOnError)
 	var g globals
@@ -191,7 +178,7 @@ func runRebuild(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitRuntime, "rebuild: %v", err)
 	}
-	arch, err := openArchive(c, *from)
+	arch, err := openArchive(c, live, *from)
 	if err != nil {
 		return errorf(env, exitUsage, "rebuild: --from-archive: %v", err)
 	}

@@ -144,6 +144,9 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	cfg.StreamARN = stack.streams
 	cfg.Logger = log
 	cfg.OnPoison = stack.dl.OnPoison(cfg.Consumer)
+	if !*quiet {
+		cfg.Progress = printProgress(env, cfg.Consumer)
+	}
 	proj, err := streamrun.New(clients.Streams, checkpoints, stack.handler.Handle, cfg)
 	if err != nil {
 		return errorf(env, exitUsage, "run: %v", err)
@@ -151,29 +154,24 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	runners := []*streamrun.Runner{proj}
 	sum := runSummary{DeadLetter: n.Table(schema.TableDeadLetters)}
 	if *archive {
-		uri := *archiveURI
-		if uri == "" {
-			uri = defaultArchive(n)
-		}
-		a, err := openArchive(clients, uri)
+		a, err := openArchive(clients, n, *archiveURI)
 		if err != nil {
 			return errorf(env, exitUsage, "run: --archive-uri: %v", err)
 		}
-		sum.ArchiveURI = uri
+		sum.ArchiveURI = a.URI()
 		acfg.StreamARN = stack.streams
 		acfg.Logger = log
 		acfg.BisectOnError = cfg.BisectOnError
 		acfg.UntilCaughtUp = cfg.UntilCaughtUp
 		acfg.OnPoison = stack.dl.OnPoison(acfg.Consumer)
+		if !*quiet {
+			acfg.Progress = printProgress(env, acfg.Consumer)
+		}
 		arch, err := streamrun.New(clients.Streams, checkpoints, archiver.NewHandler(a, log).Handle, acfg)
 		if err != nil {
 			return errorf(env, exitUsage, "run: archiver: %v", err)
 		}
 		runners = append(runners, arch)
-	}
-	if !*quiet {
-		stop := progress(ctx, env, runners)
-		defer stop()
 	}
 	began := time.Now()
 	errs := make([]error, len(runners))
@@ -206,35 +204,17 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	for i, err := range errs {
 		if err != nil && ctx.Err() == nil {
-			return errorf(env, exitRuntime, "run: %s: %v", []string{"projector", "archiver"}[i], err)
+			return errorf(env, exitRuntime, "run: %s: %v", []string{cfg.Consumer, acfg.Consumer}[i], err)
 		}
 	}
 	return exitOK
 }
 
-// progress prints every consumer's counters once a second until stop is called.
-func progress(ctx context.Context, env *cliEnv, runners []*streamrun.Runner) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-done:
-				return
-			case <-t.C:
-				for i, r := range runners {
-					s := r.Stats()
-					fmt.Fprintf(env.stderr, "run: %-9s %d records in %d batches, lag %dms, shards %d open %d done, retries %d, dead-lettered %d\n",
-						[]string{"projector", "archiver"}[i], s.Records, s.Batches, s.LagMillis, s.ShardsOpen, s.ShardsDone, s.Retries, s.Poisoned)
-				}
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+// printProgress prints a consumer's counters (streamrun calls it once a
+// second and when the consumer stops).
+func printProgress(env *cliEnv, consumer string) func(streamrun.Stats) {
+	return func(s streamrun.Stats) {
+		fmt.Fprintf(env.stderr, "run: %-9s %d records in %d batches, lag %dms, shards %d open %d done, retries %d, dead-lettered %d\n",
+			consumer, s.Records, s.Batches, s.LagMillis, s.ShardsOpen, s.ShardsDone, s.Retries, s.Poisoned)
+	}
 }

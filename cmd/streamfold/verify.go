@@ -78,9 +78,6 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "verify: %v", err)
 	}
-	if *from == "" {
-		*from = defaultArchive(n)
-	}
 	if *only != "" {
 		vopts.Kinds = strings.Split(*only, ",")
 	}
@@ -96,7 +93,7 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitRuntime, "verify: %v", err)
 	}
-	arch, err := openArchive(c, *from)
+	arch, err := openArchive(c, n, *from)
 	if err != nil {
 		return errorf(env, exitUsage, "verify: --from-archive: %v", err)
 	}
