@@ -8,13 +8,14 @@ import (
 	"maps"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/streamfold/streamfold/schema"
 )
 
 // DefaultTagTTL is how long a TagCache keeps a state machine's tags by default.
@@ -196,7 +197,7 @@ func ParseStaticTags(b []byte) (StaticTags, error) {
 	}
 	sort.Strings(arns)
 	for _, arn := range arns {
-		if !strings.HasPrefix(arn, "arn:") || !strings.Contains(arn, ":stateMachine:") {
+		if !schema.IsStateMachineARN(arn) {
 			return nil, fmt.Errorf("ingest: static tags: key %q: must be a state machine ARN (arn:...:stateMachine:NAME)", arn)
 		}
 	}

@@ -179,7 +179,6 @@ func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, delivery,
 		Headers: map[string]string{HeaderGitHubEvent: event, HeaderGitHubDelivery: delivery},
 		Body:    body,
 	}, h.cfg.Now())
-	var ve *schema.ValidationError
 	switch {
 	case errors.Is(err, ErrPing):
 		return reply(http.StatusOK, "pong", "status", "pong")
@@ -187,8 +186,6 @@ func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, delivery,
 		return reply(http.StatusAccepted, "ignored", "status", "ignored", "event", event)
 	case errors.Is(err, ErrMissingHeader):
 		return errorReply(http.StatusBadRequest, "invalid", strings.TrimPrefix(err.Error(), "ingest: "), err)
-	case errors.As(err, &ve):
-		return errorReply(http.StatusBadRequest, "invalid", ve.Error(), err)
 	case err != nil:
 		return errorReply(http.StatusBadRequest, "invalid", err.Error(), err)
 	}

@@ -141,8 +141,9 @@ func Validate(e *Event) (Payload, error) {
 		if err := json.Unmarshal(data, p); err != nil {
 			var te *json.UnmarshalTypeError
 			if errors.As(err, &te) && te.Field != "" {
-				want := "a JSON " + jsonKind(te.Type.Kind().String())
-				if strings.HasPrefix(te.Value, "number") {
+				kind := jsonKind(te.Type.Kind().String())
+				want := "a JSON " + kind
+				if kind == "number" && strings.HasPrefix(te.Value, "number") {
 					want = "an integer" // a number that does not fit an integer field
 				}
 				c.fail("data."+te.Field, "must be "+want+", got "+te.Value)

@@ -87,7 +87,7 @@ func (p *ExecutionStatusChange) validate(c *checker, _ string) {
 	if c.required("executionArn", p.ExecutionArn) && (!strings.HasPrefix(p.ExecutionArn, "arn:") || StateMachineName(p.ExecutionArn) == "" || strings.Contains(p.ExecutionArn, ":stateMachine:")) {
 		c.fail("executionArn", "must be a Step Functions execution ARN (arn:...:execution:MACHINE:NAME)")
 	}
-	if c.required("stateMachineArn", p.StateMachineArn) && (!strings.HasPrefix(p.StateMachineArn, "arn:") || !strings.Contains(p.StateMachineArn, ":stateMachine:")) {
+	if c.required("stateMachineArn", p.StateMachineArn) && !IsStateMachineARN(p.StateMachineArn) {
 		c.fail("stateMachineArn", "must be a Step Functions state machine ARN (arn:...:stateMachine:NAME)")
 	}
 	if p.ExecutionArn != "" && p.StateMachineArn != "" && StateMachineName(p.ExecutionArn) != "" &&
@@ -107,4 +107,10 @@ func (p *ExecutionStatusChange) validate(c *checker, _ string) {
 	case p.StopDate != nil && *p.StopDate < p.StartDate:
 		c.fail("stopDate", "must not be before startDate")
 	}
+}
+
+// IsStateMachineARN reports whether s looks like a Step Functions state
+// machine ARN (arn:...:stateMachine:NAME).
+func IsStateMachineARN(s string) bool {
+	return strings.HasPrefix(s, "arn:") && strings.Contains(s, ":stateMachine:")
 }

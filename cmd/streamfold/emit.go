@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -116,14 +115,10 @@ func tagSource(spec string, local bool, aws func() ingest.TagLister) (ingest.Tag
 	case "none":
 		return nil, nil
 	case "aws":
-		return ingest.NewTagCache(aws(), 5*time.Minute, time.Now), nil
+		return ingest.NewTagCache(aws(), ingest.DefaultTagTTL, time.Now), nil
 	}
-	b, err := os.ReadFile(spec)
+	st, err := ingest.LoadStaticTags(spec)
 	if err != nil {
-		return nil, err
-	}
-	var st ingest.StaticTags
-	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("%s: want {\"<stateMachineArn>\":{\"Type\":\"Agent\",...}}: %w", spec, err)
 	}
 	return st, nil
