@@ -59,7 +59,7 @@ on "$DDB_PORT" "$S3_PORT" go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./proje
 proj_pid=$!
 rest_rc=0
 # shellcheck disable=SC2046
-on "$DDB_PORT2" "$S3_PORT2" go test -count=1 -timeout 20m ${GOTESTFLAGS:-} $(go list ./... | grep -v '/projector') || rest_rc=$?
+on "$DDB_PORT2" "$S3_PORT2" go test -count=1 -timeout 20m ${GOTESTFLAGS:-} $(go list ./... | grep -Ev '/streamfold/projector(/|$)') || rest_rc=$?
 proj_rc=0
 wait "$proj_pid" || proj_rc=$?
 cat "$proj_log"

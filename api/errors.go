@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -41,7 +42,7 @@ type httpError struct {
 func (e *httpError) Error() string { return e.detail.Message }
 
 func paramError(param, format string, args ...any) error {
-	return &query.ParamError{Param: param, Reason: sprintf(format, args...)}
+	return &query.ParamError{Param: param, Reason: fmt.Sprintf(format, args...)}
 }
 
 // classify maps an error to its status and body; internal errors keep

@@ -3,7 +3,6 @@ package api
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -182,12 +181,5 @@ func timeRange(r *http.Request) (query.TimeRange, error) {
 }
 
 func pathInt(r *http.Request, name string) (int64, error) {
-	v := r.PathValue(name)
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, paramError(name, "must be a non-negative integer, got %q", v)
-	}
-	return n, nil
+	return query.ParseInt(name, r.PathValue(name))
 }
-
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -236,23 +236,6 @@ func ttlOf(table string, t time.Time) int64 {
 // dayOf is the UTC date of t, "2006-01-02".
 func dayOf(t time.Time) string { return t.UTC().Format("2006-01-02") }
 
-// formatMicros renders micro-units as an exact decimal ("0.006", "12", "-1.5").
-func formatMicros(m int64) string {
-	neg := m < 0
-	if neg {
-		m = -m
-	}
-	s := strconv.FormatInt(m/1_000_000, 10)
-	if frac := m % 1_000_000; frac != 0 {
-		f := strconv.FormatInt(frac+1_000_000, 10)[1:]
-		s += "." + strings.TrimRight(f, "0")
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
-
 // formatFloat renders a number as DynamoDB N text (shortest exact form).
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 

@@ -300,10 +300,10 @@ func (j *JobState) Items() []Item {
 	it.lwwInt("deployment_id", j.DeploymentID)
 	if secs, usd, hs, hd := j.usage(); hs || hd {
 		if hs {
-			it.numText("usage_in_seconds", formatMicros(secs))
+			it.numText("usage_in_seconds", NormalizeNumber(FormatScaled(secs, 6)))
 		}
 		if hd {
-			it.numText("usage_in_dollars", formatMicros(usd))
+			it.numText("usage_in_dollars", NormalizeNumber(FormatScaled(usd, 6)))
 		}
 	}
 	if !j.StartedAt.IsZero() {

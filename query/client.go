@@ -179,19 +179,26 @@ func (c *Client) run(ctx context.Context, what string, q paged, req PageRequest)
 // all reads every item of one query (every page), at most max items; it
 // reports whether it stopped at max.
 func (c *Client) all(ctx context.Context, what string, in *dynamodb.QueryInput, max int) ([]map[string]types.AttributeValue, bool, error) {
-	var items []map[string]types.AttributeValue
+	items, truncated, _, err := c.allCounted(ctx, what, in, max)
+	return items, truncated, err
+}
+
+// allCounted is all that also says how many Query requests it sent (the
+// client's counters are shared by concurrent callers).
+func (c *Client) allCounted(ctx context.Context, what string, in *dynamodb.QueryInput, max int) (items []map[string]types.AttributeValue, truncated bool, requests int, err error) {
 	q := *in
 	for {
 		out, err := c.doQuery(ctx, &q)
+		requests++
 		if err != nil {
-			return nil, false, fmt.Errorf("query: %s: %w", what, err)
+			return nil, false, requests, fmt.Errorf("query: %s: %w", what, err)
 		}
 		items = append(items, out.Items...)
 		if len(items) >= max {
-			return items[:max], true, nil
+			return items[:max], true, requests, nil
 		}
 		if len(out.LastEvaluatedKey) == 0 {
-			return items, false, nil
+			return items, false, requests, nil
 		}
 		q.ExclusiveStartKey = out.LastEvaluatedKey
 	}

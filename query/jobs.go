@@ -165,9 +165,8 @@ func (c *Client) repoStats(ctx context.Context, base *dynamodb.QueryInput) (Repo
 	in.ProjectionExpression = aws.String("#pst, #pcn, #pss, #pcs")
 	in.Limit = aws.Int32(1000)
 	var st RepoStats
-	before := c.stats.query.Load()
-	items, truncated, err := c.all(ctx, "repository statistics", &in, c.cfg.MaxReadItems)
-	st.Requests = int(c.stats.query.Load() - before)
+	items, truncated, requests, err := c.allCounted(ctx, "repository statistics", &in, c.cfg.MaxReadItems)
+	st.Requests = requests
 	if err != nil {
 		return st, err
 	}

@@ -266,9 +266,8 @@ func (w *worker) vanished(err error) {
 // outcome is the result of one handler invocation.
 type outcome struct {
 	ok bool
-	// whole: the whole batch failed (handler error or an unusable
-	// BatchItemFailures); funcErr: it was a handler error.
-	whole, funcErr bool
+	// funcErr: the handler returned an error (the whole batch failed).
+	funcErr bool
 	// idx is the index in the batch of the lowest failing record.
 	idx   int
 	cause error
@@ -335,7 +334,7 @@ func (w *worker) invoke(ctx context.Context, recs []pending) outcome {
 	}
 	resp, err := w.call(ctx, ev)
 	if err != nil {
-		return outcome{whole: true, funcErr: true, cause: err}
+		return outcome{funcErr: true, cause: err}
 	}
 	if len(resp.BatchItemFailures) == 0 {
 		return outcome{ok: true}
@@ -348,7 +347,7 @@ func (w *worker) invoke(ctx context.Context, recs []pending) outcome {
 	for _, f := range resp.BatchItemFailures {
 		id := f.ItemIdentifier
 		if _, ok := index[id]; !ok || id == "" {
-			return outcome{whole: true, cause: fmt.Errorf("streamrun: handler reported item failure %q, which is not a sequence number of the batch: whole batch failed", id)}
+			return outcome{cause: fmt.Errorf("streamrun: handler reported item failure %q, which is not a sequence number of the batch: whole batch failed", id)}
 		}
 		if lowest == "" || cmpSeq(id, lowest) < 0 {
 			lowest = id
