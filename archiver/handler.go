@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
@@ -51,19 +50,12 @@ type BatchStats struct {
 // deletions included) and an error wrapping ErrPoison for records that can
 // never be archived as events.
 func DecodeRecord(rec events.DynamoDBEventRecord) (Record, bool, error) {
-	if rec.EventName != string(events.DynamoDBOperationTypeInsert) {
-		return Record{}, false, nil
-	}
-	item, err := streamimage.FromLambda(rec.Change.NewImage)
-	if err != nil {
-		return Record{}, false, fmt.Errorf("%w: new image: %w", ErrPoison, err)
-	}
-	ev, err := schema.EventFromItem(item)
+	ev, payload, ok, err := streamimage.Event(rec)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("%w: %w", ErrPoison, err)
 	}
-	if _, err := schema.Validate(&ev); err != nil {
-		return Record{}, false, fmt.Errorf("%w: event %s/%s: %w", ErrPoison, ev.Subject, ev.ID, err)
+	if !ok {
+		return Record{}, false, nil
 	}
 	if err := checkSeq(rec.Change.SequenceNumber); err != nil {
 		return Record{}, false, fmt.Errorf("%w: %w", ErrPoison, err)
@@ -71,7 +63,7 @@ func DecodeRecord(rec events.DynamoDBEventRecord) (Record, bool, error) {
 	if err := checkTime("time", ev.Time); err != nil {
 		return Record{}, false, fmt.Errorf("%w: event %s/%s: %w", ErrPoison, ev.Subject, ev.ID, err)
 	}
-	return Record{Event: ev, Seq: rec.Change.SequenceNumber, StreamEventID: rec.EventID}, true, nil
+	return Record{Event: ev, Seq: rec.Change.SequenceNumber, StreamEventID: rec.EventID, payload: payload}, true, nil
 }
 
 // Handle archives one batch. Events are written with WriteBatch; poison

@@ -27,6 +27,9 @@ type Record struct {
 	Event         schema.Event
 	Seq           string
 	StreamEventID string
+	// payload is Event's data as DecodeRecord validated it, so that the
+	// typed columns need not decode it again; nil means decode on write.
+	payload schema.Payload
 }
 
 // Defaults of EncodeOptions.

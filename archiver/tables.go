@@ -425,9 +425,11 @@ func TableFor(eventType string) (string, bool) {
 
 // row computes the column values of one record, in column order.
 func (t *tableDef) row(rec *Record, dst []any) []any {
-	s := source{rec: rec}
-	if p, err := schema.Decode(rec.Event); err == nil {
-		s.payload = p
+	s := source{rec: rec, payload: rec.payload}
+	if s.payload == nil {
+		if p, err := schema.Decode(rec.Event); err == nil {
+			s.payload = p
+		}
 	}
 	dst = dst[:0]
 	for i := range t.cols {

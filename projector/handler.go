@@ -66,29 +66,43 @@ type BatchStats struct {
 // records, Step Functions events of non-agent state machines) and an error
 // wrapping ErrPoison for records that can never be projected.
 func Decode(rec events.DynamoDBEventRecord) (Input, bool, error) {
-	if rec.EventName != "INSERT" {
-		return Input{}, false, nil
-	}
-	item, err := streamimage.FromLambda(rec.Change.NewImage)
-	if err != nil {
-		return Input{}, false, fmt.Errorf("%w: new image: %w", ErrPoison, err)
-	}
-	ev, err := schema.EventFromItem(item)
+	ev, payload, ok, err := streamimage.Event(rec)
 	if err != nil {
 		return Input{}, false, fmt.Errorf("%w: %w", ErrPoison, err)
 	}
+	if !ok {
+		return Input{}, false, nil
+	}
+	in, ok, err := inputFrom(ev, payload, rec.Change.SequenceNumber)
+	if err != nil {
+		return Input{}, false, fmt.Errorf("%w: %w", ErrPoison, err)
+	}
+	return in, ok, nil
+}
+
+// InputOf validates an event and turns it into a projector input at stream
+// position seq. It returns (Input{}, false, nil) for events the projector
+// skips (Step Functions events of non-agent state machines) and an error for
+// events that can never be projected. The rebuild from the archive and test
+// fixtures use it; Decode does the same for stream records.
+func InputOf(ev schema.Event, seq string) (Input, bool, error) {
 	payload, err := schema.Validate(&ev)
 	if err != nil {
-		return Input{}, false, fmt.Errorf("%w: event %s/%s: %w", ErrPoison, ev.Subject, ev.ID, err)
+		return Input{}, false, fmt.Errorf("event %s/%s: %w", ev.Subject, ev.ID, err)
 	}
+	return inputFrom(ev, payload, seq)
+}
+
+// inputFrom is InputOf for an event already validated into payload.
+func inputFrom(ev schema.Event, payload schema.Payload, seq string) (Input, bool, error) {
 	if sc, ok := payload.(*schema.ExecutionStatusChange); ok && !sc.IsAgent() {
 		return Input{}, false, nil
 	}
 	kind, ok := KindFor(ev.Type)
 	if !ok {
-		return Input{}, false, fmt.Errorf("%w: event type %q has no projection", ErrPoison, ev.Type)
+		return Input{}, false, fmt.Errorf("event type %q has no projection", ev.Type)
 	}
-	return Input{Seq: rec.Change.SequenceNumber, Event: ev, Payload: payload, Kind: kind}, true, nil
+	return Input{Seq: seq, Event: ev, Payload: payload, Kind: kind}, true, nil
 }
 
 // Handle projects one batch. Poison records are dead-lettered and counted;

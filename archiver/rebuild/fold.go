@@ -116,25 +116,6 @@ type Progress struct {
 	EventsPerSecond float64
 }
 
-// inputOf turns an archived event into a projector input, as
-// projector.Decode does for a stream record. ok is false for events the
-// projector skips (non-agent Step Functions executions); an error means the
-// event can never be projected.
-func inputOf(e schema.Event) (in projector.Input, ok bool, err error) {
-	payload, err := schema.Validate(&e)
-	if err != nil {
-		return in, false, fmt.Errorf("event %s/%s: %w", e.Subject, e.ID, err)
-	}
-	if sc, isSC := payload.(*schema.ExecutionStatusChange); isSC && !sc.IsAgent() {
-		return in, false, nil
-	}
-	kind, known := projector.KindFor(e.Type)
-	if !known {
-		return in, false, fmt.Errorf("event %s/%s: type %q has no projection", e.Subject, e.ID, e.Type)
-	}
-	return projector.Input{Event: e, Payload: payload, Kind: kind}, true, nil
-}
-
 // folder folds a source into a store.
 type folder struct {
 	proj  *projector.Projector
@@ -162,7 +143,7 @@ func foldArchive(ctx context.Context, src Source, store projector.Store, opts Op
 	readErr := src.Events(ctx, func(e schema.Event) error {
 		serial.Lock()
 		defer serial.Unlock()
-		in, ok, err := inputOf(e)
+		in, ok, err := projector.InputOf(e, "")
 		f.mu.Lock()
 		f.st.Events++
 		switch {

@@ -67,7 +67,7 @@ func projectAsStream(t testing.TB, store projector.Store, evs []schema.Event, ba
 	for start := 0; start < len(evs); start += batch {
 		var inputs []projector.Input
 		for _, e := range evs[start:min(start+batch, len(evs))] {
-			in, ok, err := inputOf(e)
+			in, ok, err := projector.InputOf(e, "")
 			if err != nil {
 				t.Fatal(err)
 			}

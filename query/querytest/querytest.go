@@ -111,18 +111,13 @@ func Inputs(events []schema.Event, recorded time.Time) ([]projector.Input, error
 		}
 		r := recorded
 		e.RecordedAt = &r
-		p, err := schema.Validate(&e)
+		in, ok, err := projector.InputOf(e, strconv.Itoa(i))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("querytest: %w", err)
 		}
-		if sc, ok := p.(*schema.ExecutionStatusChange); ok && !sc.IsAgent() {
-			continue
+		if ok {
+			out = append(out, in)
 		}
-		k, ok := projector.KindFor(e.Type)
-		if !ok {
-			return nil, fmt.Errorf("querytest: event %s: type %q has no projection", e.ID, e.Type)
-		}
-		out = append(out, projector.Input{Seq: strconv.Itoa(i), Event: e, Payload: p, Kind: k})
 	}
 	return out, nil
 }
