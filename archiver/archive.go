@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/streamfold/streamfold/schema"
+	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
 // Defaults of Config.
@@ -176,7 +177,7 @@ func planBatch(recs []Record) ([]*group, error) {
 func (g *group) firstSeq() string {
 	first := g.recs[0].Seq
 	for _, r := range g.recs[1:] {
-		if compareSeq(r.Seq, first) < 0 {
+		if streamimage.CompareSeq(r.Seq, first) < 0 {
 			first = r.Seq
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/streamfold/streamfold/schema/streamimage"
 	"regexp"
 	"strings"
 	"time"
@@ -11,11 +12,6 @@ import (
 
 // DateLayout is the layout of event_date partition values.
 const DateLayout = "2006-01-02"
-
-// seqWidth is the width sequence numbers are zero-padded to in object names:
-// DynamoDB stream sequence numbers have 21 to 40 digits, so padded names sort
-// in stream order.
-const seqWidth = 40
 
 // Key prefixes under Config.Prefix.
 const (
@@ -53,14 +49,6 @@ func checkSeq(seq string) error {
 	return nil
 }
 
-// padSeq zero-pads a sequence number to 40 digits.
-func padSeq(seq string) string {
-	if len(seq) >= seqWidth {
-		return seq
-	}
-	return strings.Repeat("0", seqWidth-len(seq)) + seq
-}
-
 // layout computes every key of one archive (bucket and prefix).
 type layout struct {
 	bucket, prefix string
@@ -81,7 +69,7 @@ func (l layout) dataDir(table, date string) string { return l.join(partition(tab
 
 // batchKey names the object of one batch group after its first record.
 func (l layout) batchKey(table, date, firstSeq string) string {
-	return l.dataDir(table, date) + padSeq(firstSeq) + ".parquet"
+	return l.dataDir(table, date) + streamimage.PadSeq(firstSeq) + ".parquet"
 }
 
 // compactKey names the n-th output of compaction id.
@@ -103,7 +91,7 @@ func (l layout) errorsDir() string { return l.join(errorsDir) + "/" }
 
 // errorKey names a poison record's object after its stream position.
 func (l layout) errorKey(date, seq, eventID string) string {
-	name := padSeq(seq)
+	name := streamimage.PadSeq(seq)
 	if checkSeq(seq) != nil {
 		sum := sha256.Sum256([]byte(seq + "\x00" + eventID))
 		name = "x" + hex.EncodeToString(sum[:12])

@@ -19,6 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go/encoding"
 
 	"github.com/streamfold/streamfold/schema"
+	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
 // Record is one archived event with its stream position: the DynamoDB stream
@@ -141,16 +142,7 @@ func compareRecords(a, b *Record) int {
 	if c := a.Event.Time.Compare(b.Event.Time); c != 0 {
 		return c
 	}
-	return compareSeq(a.Seq, b.Seq)
-}
-
-// compareSeq compares stream sequence numbers (decimal strings of varying
-// length) numerically; non-numeric strings compare as text after numbers.
-func compareSeq(a, b string) int {
-	if len(a) != len(b) {
-		return len(a) - len(b)
-	}
-	return strings.Compare(a, b)
+	return streamimage.CompareSeq(a.Seq, b.Seq)
 }
 
 // Decode reads every record of a Parquet file written by Encode, in file

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
 // DeadLetter is a stream record a consumer could not process, kept with
@@ -46,10 +46,7 @@ func NewDeadLetter(consumer, reason string, rec events.DynamoDBEventRecord, caus
 
 // Position renders a sortable dead-letter position from a sequence number.
 func Position(seq, eventID string) string {
-	if len(seq) < 40 {
-		seq = strings.Repeat("0", 40-len(seq)) + seq
-	}
-	return seq + "#" + eventID
+	return streamimage.PadSeq(seq) + "#" + eventID
 }
 
 // LambdaRecord decodes the stored record.

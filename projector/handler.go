@@ -117,7 +117,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	seqOf := map[string][]string{} // subject -> seqs
 	lowest := ""
 	fail := func(seq string) {
-		if lowest == "" || seqLess(seq, lowest) {
+		if lowest == "" || streamimage.CompareSeq(seq, lowest) < 0 {
 			lowest = seq
 		}
 	}
@@ -174,13 +174,4 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		resp.BatchItemFailures = []events.DynamoDBBatchItemFailure{{ItemIdentifier: lowest}}
 	}
 	return resp, nil
-}
-
-// seqLess compares DynamoDB stream sequence numbers (decimal strings of
-// varying length) numerically.
-func seqLess(a, b string) bool {
-	if len(a) != len(b) {
-		return len(a) < len(b)
-	}
-	return a < b
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
 const fakeARN = "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/2026-01-01T00:00:00.000"
@@ -209,7 +211,7 @@ func (f *fakeStreams) GetShardIterator(ctx context.Context, in *dynamodbstreams.
 		pos = len(s.recs)
 	case stypes.ShardIteratorTypeAtSequenceNumber, stypes.ShardIteratorTypeAfterSequenceNumber:
 		want := aws.ToString(in.SequenceNumber)
-		i := slices.IndexFunc(s.recs, func(r stypes.Record) bool { return cmpSeq(*r.Dynamodb.SequenceNumber, want) == 0 })
+		i := slices.IndexFunc(s.recs, func(r stypes.Record) bool { return streamimage.CompareSeq(*r.Dynamodb.SequenceNumber, want) == 0 })
 		if i < 0 {
 			return nil, apiErr("ValidationException")
 		}

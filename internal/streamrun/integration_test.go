@@ -14,6 +14,8 @@ import (
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/schema"
+
+	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
 // messageEvent builds a valid message-created event (as in the ingest tests).
@@ -218,7 +220,7 @@ func TestIntegrationDynamoDBLocal(t *testing.T) {
 func maxSeqOf(m map[string]string) string {
 	var out string
 	for seq := range m {
-		if out == "" || cmpSeq(seq, out) > 0 {
+		if out == "" || streamimage.CompareSeq(seq, out) > 0 {
 			out = seq
 		}
 	}

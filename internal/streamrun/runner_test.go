@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/streamfold/streamfold/schema"
+
+	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
 // delivered is one record as the handler saw it.
@@ -224,8 +226,8 @@ func TestCmpSeq(t *testing.T) {
 		{"123", "124", -1},
 	}
 	for _, tt := range tests {
-		if got := cmpSeq(tt.a, tt.b); got != tt.want {
-			t.Errorf("cmpSeq(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		if got := streamimage.CompareSeq(tt.a, tt.b); got != tt.want {
+			t.Errorf("streamimage.CompareSeq(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
 	}
 }
@@ -694,7 +696,7 @@ func TestRestartFromCheckpoint(t *testing.T) {
 	r2 := newTestRunner(t, f, store, rec2.handle, testConfig(&poisonLog{}, nil))
 	mustRun(t, r2)
 	_, h2 := rec2.snapshot()
-	if len(h2) == 0 || cmpSeq(h2[0].seq, cp.SequenceNumber) <= 0 {
+	if len(h2) == 0 || streamimage.CompareSeq(h2[0].seq, cp.SequenceNumber) <= 0 {
 		t.Fatalf("second runner started at %s, checkpoint %s", h2[0].seq, cp.SequenceNumber)
 	}
 	if got := handledKeys(slices.Concat(h1, h2)); !slices.Equal(got, keysOf("s", 0, 100)) {

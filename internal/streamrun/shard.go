@@ -184,7 +184,7 @@ func (w *worker) fetch(ctx context.Context) (int, error) {
 			if rec.Dynamodb != nil {
 				seq = aws.ToString(rec.Dynamodb.SequenceNumber)
 			}
-			if seq != "" && w.lastFetched != "" && cmpSeq(seq, w.lastFetched) <= 0 {
+			if seq != "" && w.lastFetched != "" && streamimage.CompareSeq(seq, w.lastFetched) <= 0 {
 				continue // already seen (a restart at TRIM_HORIZON)
 			}
 			lr, err := streamimage.LambdaRecord(rec, cfg.StreamARN, cfg.Region)
@@ -349,7 +349,7 @@ func (w *worker) invoke(ctx context.Context, recs []pending) outcome {
 		if _, ok := index[id]; !ok || id == "" {
 			return outcome{cause: fmt.Errorf("streamrun: handler reported item failure %q, which is not a sequence number of the batch: whole batch failed", id)}
 		}
-		if lowest == "" || cmpSeq(id, lowest) < 0 {
+		if lowest == "" || streamimage.CompareSeq(id, lowest) < 0 {
 			lowest = id
 		}
 	}
@@ -382,7 +382,7 @@ func (w *worker) poison(ctx context.Context, p pending, cause error) error {
 
 // checkpoint records that everything up to seq is dealt with.
 func (w *worker) checkpoint(ctx context.Context, seq string) error {
-	if seq == "" || (w.position != "" && cmpSeq(seq, w.position) <= 0) {
+	if seq == "" || (w.position != "" && streamimage.CompareSeq(seq, w.position) <= 0) {
 		return nil
 	}
 	w.position = seq
