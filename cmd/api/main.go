@@ -23,7 +23,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/streamfold/streamfold/api"
@@ -60,9 +59,7 @@ func main() {
 }
 
 // secretGetter is the one Secrets Manager call the function makes.
-type secretGetter interface {
-	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
-}
+type secretGetter = awsclient.SecretGetter
 
 // settings is the function's configuration, read at cold start.
 type settings struct {
@@ -100,15 +97,9 @@ func secret(ctx context.Context, sm secretGetter, getenv func(string) string, en
 	if arn == "" {
 		return nil, errors.New(env + ": is required")
 	}
-	out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+	v, err := awsclient.SecretValue(ctx, sm, arn)
 	if err != nil {
-		return nil, fmt.Errorf("%s: read secret %s: %w", env, arn, err)
+		return nil, fmt.Errorf("%s: %w", env, err)
 	}
-	switch {
-	case out.SecretString != nil && *out.SecretString != "":
-		return []byte(*out.SecretString), nil
-	case len(out.SecretBinary) > 0:
-		return out.SecretBinary, nil
-	}
-	return nil, fmt.Errorf("%s: secret %s is empty", env, arn)
+	return v, nil
 }

@@ -1,46 +1,31 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/streamfold/streamfold/internal/awsclient"
 )
 
-// ErrEmptySecret is returned, wrapped with the secret's ARN, when the secret
-// has no value yet (Terraform creates it empty; the value is set out of
-// band, see docs/deployment.md).
-var ErrEmptySecret = errors.New("ingest: webhook secret is empty")
+// ErrEmptySecret is wrapped, with the secret's ARN, when the secret has no
+// value yet (Terraform creates it empty; the value is set out of band, see
+// docs/deployment.md).
+var ErrEmptySecret = awsclient.ErrEmptySecret
 
 // secretGetter is the one Secrets Manager call the function makes;
 // *secretsmanager.Client satisfies it.
-type secretGetter interface {
-	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
-}
+type secretGetter = awsclient.SecretGetter
 
-// readSecret returns the current value of the secret: its SecretString
-// without surrounding whitespace (a value set with `echo` keeps its newline),
-// else its SecretBinary.
+// readSecret returns the current value of the webhook secret
+// (awsclient.SecretValue).
 func readSecret(ctx context.Context, api secretGetter, arn string) ([]byte, error) {
-	out, err := api.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+	v, err := awsclient.SecretValue(ctx, api, arn)
 	if err != nil {
-		return nil, fmt.Errorf("ingest: read secret %s: %w", arn, err)
-	}
-	var v []byte
-	if out.SecretString != nil {
-		v = bytes.TrimSpace([]byte(*out.SecretString))
-	} else {
-		v = out.SecretBinary
-	}
-	if len(v) == 0 {
-		return nil, fmt.Errorf("%w: %s", ErrEmptySecret, arn)
+		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	return v, nil
 }
