@@ -303,11 +303,10 @@ func (a *Archive) Compact(ctx context.Context, table, date string, opts CompactO
 		st.Pending++
 		return st, a.putJournal(ctx, j)
 	}
-	n, err := a.deleteAll(ctx, inputs)
-	st.Deleted += n
-	if err != nil {
+	if err := a.deleteAll(ctx, inputs); err != nil {
 		return st, err
 	}
+	st.Deleted += len(inputs)
 	return st, a.delete(ctx, a.l.journalKey(table, date, j.ID))
 }
 
@@ -319,14 +318,10 @@ func uris(l layout, keys []string) []string {
 	return out
 }
 
-func (a *Archive) deleteAll(ctx context.Context, keys []string) (int, error) {
-	err := forEach(ctx, len(keys), a.cfg.Concurrency, func(ctx context.Context, i int) error {
+func (a *Archive) deleteAll(ctx context.Context, keys []string) error {
+	return forEach(ctx, len(keys), a.cfg.Concurrency, func(ctx context.Context, i int) error {
 		return a.delete(ctx, keys[i])
 	})
-	if err != nil {
-		return 0, err
-	}
-	return len(keys), nil
 }
 
 func (a *Archive) putJournal(ctx context.Context, j journal) error {
@@ -392,7 +387,7 @@ func (a *Archive) recoverJournals(ctx context.Context, table, date string, opts 
 				continue
 			}
 		}
-		if _, err := a.deleteAll(ctx, append(unlistedIn, unlisted...)); err != nil {
+		if err := a.deleteAll(ctx, append(unlistedIn, unlisted...)); err != nil {
 			return err
 		}
 		st.Deleted += len(unlistedIn)

@@ -271,9 +271,7 @@ type encoder struct {
 	opts    EncodeOptions
 	vals    []any
 	row     parquet.Row
-	rows    int64
 	rgBytes int64
-	rgRows  int
 }
 
 func newEncoder(w io.Writer, table string, opts EncodeOptions) (*encoder, error) {
@@ -341,14 +339,12 @@ func (e *encoder) write(rec *Record) error {
 	if _, err := e.w.WriteRows([]parquet.Row{row}); err != nil {
 		return fmt.Errorf("archiver: write parquet row: %w", err)
 	}
-	e.rows++
-	e.rgRows++
 	e.rgBytes += size
 	if e.rgBytes >= e.opts.RowGroupBytes {
 		if err := e.w.Flush(); err != nil {
 			return fmt.Errorf("archiver: flush row group: %w", err)
 		}
-		e.rgBytes, e.rgRows = 0, 0
+		e.rgBytes = 0
 	}
 	return nil
 }

@@ -9,12 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamfold/streamfold/terraform/deploy"
 	"github.com/zclconf/go-cty/cty"
 )
 
 // lambdaCommands are the cmd/<name> main packages that run as Lambda
-// functions; .ci/package.sh builds dist/<name>.zip for each.
-var lambdaCommands = []string{"api", "archiver", "ingest", "projector"}
+// functions: the zips `streamfold deploy` checks for and .ci/package.sh
+// builds (dist/<name>.zip).
+var lambdaCommands = deploy.Functions
 
 // testOnlyEnv are environment variables the functions read that Terraform
 // must not set: endpoint overrides for local stacks and tests.
