@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -113,10 +114,11 @@ const MaxStatsWindow = 31 * 24 * time.Hour
 
 // MessageStats counts the messages created in [from, to] by status, for one
 // stage or (stage "") each of dev, stage and prod (seed 004 pattern 4:
-// "count by status ... last 24 hours"). Each count is a COUNT Query on
-// status-created_date-index (status = S AND created_date BETWEEN from AND
-// to, filtered by stage), every page of it; the daily rows come from one
-// BatchGetItem on the metrics table. Nothing is scanned.
+// "count by status ... last 24 hours"). Each stage is one Query on
+// stage-created_date-index (stage = S AND created_date BETWEEN from AND to,
+// projecting only status), every page of it, counted by status: each
+// message is read once. The daily rows come from one BatchGetItem on the
+// metrics table. Nothing is scanned.
 func (c *Client) MessageStats(ctx context.Context, stage string, from, to time.Time) (MessageStats, error) {
 	stages := schema.Stages
 	if stage != "" {
@@ -138,16 +140,26 @@ func (c *Client) MessageStats(ctx context.Context, stage string, from, to time.T
 	for _, st := range stages {
 		s := StageStats{Stage: st, Counts: map[string]int64{}, Daily: []map[string]any{}}
 		for _, status := range MessageStatuses {
-			k := newCond().eq("status", avS(status))
-			r.on(k, "created_date")
-			in := c.queryInput(schema.TableMessages, "status-created_date-index", k, []string{k.eqPart("stage", avS(st))}, true)
-			in.Select = types.SelectCount
-			n, err := c.count(ctx, in)
-			if err != nil {
-				return MessageStats{}, fmt.Errorf("query: message stats %s %s: %w", st, status, err)
+			s.Counts[status] = 0
+		}
+		k := newCond().eq("stage", avS(st))
+		r.on(k, "created_date")
+		in := c.queryInput(schema.TableMessages, "stage-created_date-index", k, nil, true)
+		in.ExpressionAttributeNames["#pst"] = "status"
+		in.ProjectionExpression = aws.String("#pst")
+		if err := c.eachPage(ctx, in, func(items []map[string]types.AttributeValue) {
+			for _, it := range items {
+				sv, _ := it["status"].(*types.AttributeValueMemberS)
+				if sv == nil {
+					continue
+				}
+				if _, known := s.Counts[sv.Value]; known {
+					s.Counts[sv.Value]++
+					s.Total++
+				}
 			}
-			s.Counts[status] = n
-			s.Total += n
+		}); err != nil {
+			return MessageStats{}, fmt.Errorf("query: message stats %s: %w", st, err)
 		}
 		if done := s.Counts["completed"] + s.Counts["failed"]; done > 0 {
 			rate := float64(s.Counts["completed"]) / float64(done)
@@ -161,18 +173,17 @@ func (c *Client) MessageStats(ctx context.Context, stage string, from, to time.T
 	return out, nil
 }
 
-// count runs a COUNT query over every page.
-func (c *Client) count(ctx context.Context, in *dynamodb.QueryInput) (int64, error) {
+// eachPage runs a query over every page, handing each page's items to fn.
+func (c *Client) eachPage(ctx context.Context, in *dynamodb.QueryInput, fn func([]map[string]types.AttributeValue)) error {
 	q := *in
-	var n int64
 	for {
 		out, err := c.doQuery(ctx, &q)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		n += int64(out.Count)
+		fn(out.Items)
 		if len(out.LastEvaluatedKey) == 0 {
-			return n, nil
+			return nil
 		}
 		q.ExclusiveStartKey = out.LastEvaluatedKey
 	}
