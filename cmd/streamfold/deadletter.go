@@ -61,7 +61,11 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	stack, err := newProjectorStack(ctx, clients, n, log)
+	projectorConsumer := *consumer
+	if projectorConsumer == "archiver" {
+		projectorConsumer = "projector"
+	}
+	stack, err := newProjectorStack(ctx, clients, n, projectorConsumer, log)
 	if err != nil {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}

@@ -71,7 +71,8 @@ type runSummary struct {
 	DeadLetter string           `json:"deadLetterTable"`
 }
 
-// projectorStack is the projector wired to one set of tables.
+// projectorStack is the projector wired to one set of tables; its handler
+// dead-letters poison records under consumer.
 type projectorStack struct {
 	handler *projector.Handler
 	dl      *projector.DeadLetters
@@ -79,7 +80,7 @@ type projectorStack struct {
 	streams string // the event table's stream ARN
 }
 
-func newProjectorStack(ctx context.Context, c *awsclient.Clients, n schema.Naming, log *slog.Logger) (*projectorStack, error) {
+func newProjectorStack(ctx context.Context, c *awsclient.Clients, n schema.Naming, consumer string, log *slog.Logger) (*projectorStack, error) {
 	store, err := projector.NewDynamoStore(c.DynamoDB, n)
 	if err != nil {
 		return nil, err
@@ -97,7 +98,7 @@ func newProjectorStack(ctx context.Context, c *awsclient.Clients, n schema.Namin
 	if arn == "" {
 		return nil, fmt.Errorf("event table %s has no stream", n.Table(schema.TableEvents))
 	}
-	return &projectorStack{handler: projector.NewHandler(p, dl, projector.HandlerConfig{}, log), dl: dl, store: store, streams: arn}, nil
+	return &projectorStack{handler: projector.NewHandler(p, dl, projector.HandlerConfig{Consumer: consumer}, log), dl: dl, store: store, streams: arn}, nil
 }
 
 func runRun(ctx context.Context, env *cliEnv, args []string) int {
@@ -136,7 +137,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: level}))
-	stack, err := newProjectorStack(ctx, clients, n, log)
+	stack, err := newProjectorStack(ctx, clients, n, cfg.Consumer, log)
 	if err != nil {
 		return errorf(env, exitRuntime, "run: %v", err)
 	}
