@@ -56,10 +56,15 @@ func (b *browser) args(t *testing.T, extra ...string) []string {
 	}, extra...)
 }
 
+// chromiumTimeout bounds one Chromium run. A render takes a few seconds;
+// the margin is for a 2-core CI machine that is also running DynamoDB Local
+// under the load of the other test packages.
+const chromiumTimeout = 2 * time.Minute
+
 // run starts Chromium and returns its standard output.
 func (b *browser) run(t *testing.T, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), chromiumTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, b.path, args...)
 	var stdout, stderr strings.Builder
@@ -75,7 +80,7 @@ func (b *browser) run(t *testing.T, args ...string) string {
 		shown[i] = redact(a)
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("chromium %s: timed out after 45s; stderr:\n%s", strings.Join(shown, " "), tail(stderr.String(), 2000))
+		t.Fatalf("chromium %s: timed out after %s; stderr:\n%s", strings.Join(shown, " "), chromiumTimeout, tail(stderr.String(), 2000))
 	}
 	if err != nil {
 		t.Fatalf("chromium %s: %v; stderr:\n%s", strings.Join(shown, " "), err, tail(stderr.String(), 2000))

@@ -41,7 +41,7 @@ func startServe(t *testing.T, env map[string]string, args ...string) (base strin
 	code := make(chan int, 1)
 	go func() { code <- run(ctx, e, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)) }()
 	re := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)`)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for base == "" {
 		select {
 		case c := <-code:
