@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/streamrun"
@@ -99,6 +101,14 @@ func TestFaultInjectionDynamoDB(t *testing.T) {
 		t.Skip("full-size fault injection skipped in -short mode")
 	}
 	p := newPipeline(t)
+	// Derives fail now and then after their commit succeeded; the
+	// redelivery must repair the rows (see commitAll).
+	flaky := &flakyDerive{Store: p.store, rng: rand.New(rand.NewPCG(3, 4)), rate: 0.02}
+	proj, err := projector.New(flaky, projector.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.handler = projector.NewHandler(proj, p.dl, projector.HandlerConfig{}, quietLog())
 	evs := workload(t, 1)
 	p.append(t, evs)
 	f := &faulty{h: p.handler.Handle, rng: rand.New(rand.NewPCG(1, 2)), partial: 0.2, whole: 0.1, before: 0.5}
@@ -139,7 +149,31 @@ func TestFaultInjectionDynamoDB(t *testing.T) {
 	}
 	want, counters := reference(t, p.stored(t))
 	compareViews(t, want, actual(t, p.c, p.n, counters))
-	t.Logf("%d events, %d injected faults, %d runner restarts, %d commits", len(evs), f.injected.Load(), restarts, p.store.WriteRequests())
+	if flaky.failed.Load() == 0 {
+		t.Fatal("no derive failure was injected")
+	}
+	t.Logf("%d events, %d injected faults, %d failed derives, %d runner restarts, %d commits", len(evs), f.injected.Load(), flaky.failed.Load(), restarts, p.store.WriteRequests())
+}
+
+// flakyDerive fails a fraction of Store.Derive calls before they reach the
+// store, as a throttled GetItem or UpdateItem would.
+type flakyDerive struct {
+	projector.Store
+	mu     sync.Mutex
+	rng    *rand.Rand
+	rate   float64
+	failed atomic.Int64
+}
+
+func (f *flakyDerive) Derive(ctx context.Context, table string, key map[string]types.AttributeValue, counters []string, derive func(map[string]types.AttributeValue) map[string]types.AttributeValue) error {
+	f.mu.Lock()
+	fail := f.rng.Float64() < f.rate
+	f.mu.Unlock()
+	if fail {
+		f.failed.Add(1)
+		return errors.New("injected: derive throttled")
+	}
+	return f.Store.Derive(ctx, table, key, counters, derive)
 }
 
 // TestFaultInjectionMemStore runs -fault.seeds workloads through an
@@ -161,6 +195,15 @@ func TestFaultInjectionMemStore(t *testing.T) {
 			store.FailCommit = func(projector.Tx) error {
 				if rng.Float64() < 0.02 {
 					return errors.New("injected: commit throttled")
+				}
+				return nil
+			}
+			// So do derives, after their commit succeeded: the records
+			// are failed and delivered again, and the redelivery, finding
+			// the aggregates unchanged, re-derives the rows.
+			store.FailDerive = func(string, map[string]types.AttributeValue) error {
+				if rng.Float64() < 0.02 {
+					return errors.New("injected: derive throttled")
 				}
 				return nil
 			}

@@ -58,7 +58,10 @@ func NewHandler(p *Projector, dl deadLetterPutter, cfg HandlerConfig, log *slog.
 type BatchStats struct {
 	Records, Inserts, SkippedNonInsert, TTLRemoves, NonAgent, Poison int
 	Aggregates, Changed, Unchanged, Commits, FailedAggregates        int
-	LowestFailedSeq                                                  string
+	// DeriveErrors counts counter rows whose derived attributes could not
+	// be set; the aggregates contributing to them count as failed.
+	DeriveErrors    int
+	LowestFailedSeq string
 }
 
 // Decode turns a stream record into a projector input. It returns
@@ -155,6 +158,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	if len(inputs) > 0 {
 		out := h.proj.Project(ctx, inputs)
 		st.Changed, st.Unchanged, st.Commits, st.FailedAggregates = out.Changed, out.Unchanged, out.Commits, len(out.Failed)
+		st.DeriveErrors = out.DeriveErrors
 		for subj, err := range out.Failed {
 			h.log.ErrorContext(ctx, "aggregate not projected", "subject", subj, "err", err)
 			for _, s := range seqOf[subj] {
@@ -167,7 +171,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		"records", st.Records, "inserts", st.Inserts, "skipped_non_insert", st.SkippedNonInsert,
 		"ttl_removes", st.TTLRemoves, "non_agent", st.NonAgent, "poison", st.Poison,
 		"aggregates", st.Aggregates, "changed", st.Changed, "unchanged", st.Unchanged,
-		"commits", st.Commits, "failed_aggregates", st.FailedAggregates,
+		"commits", st.Commits, "failed_aggregates", st.FailedAggregates, "derive_errors", st.DeriveErrors,
 		"lowest_failed_seq", st.LowestFailedSeq, "ms", time.Since(start).Milliseconds())
 	var resp events.DynamoDBEventResponse
 	if lowest != "" {

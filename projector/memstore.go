@@ -22,6 +22,9 @@ type MemStore struct {
 	// FailCommit, when set, is called before each commit; a non-nil error
 	// fails the commit with nothing applied (fault injection).
 	FailCommit func(tx Tx) error
+	// FailDerive, when set, is called before each derive; a non-nil error
+	// fails the derive with nothing changed (fault injection).
+	FailDerive func(table string, key map[string]types.AttributeValue) error
 	commits    int64
 }
 
@@ -196,6 +199,11 @@ func ItemID(table string, item map[string]types.AttributeValue) string {
 // Derive implements Store; under MemStore's lock the read and the write are
 // atomic, so no condition is needed.
 func (m *MemStore) Derive(_ context.Context, table string, key map[string]types.AttributeValue, _ []string, derive func(map[string]types.AttributeValue) map[string]types.AttributeValue) error {
+	if m.FailDerive != nil {
+		if err := m.FailDerive(table, key); err != nil {
+			return err
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	row, ok := m.items[table+"\x00"+keyString(key)]

@@ -79,8 +79,10 @@ type Outcome struct {
 	Changed, Unchanged int
 	// Commits counts successful commits.
 	Commits int
-	// DeriveErrors counts derived-attribute updates that failed (the
-	// counters are exact regardless; see DeriveRow).
+	// DeriveErrors counts derived-attribute updates that failed. The
+	// counters are exact regardless (see DeriveRow); the subjects that
+	// contribute to such a row are in Failed, so that their redelivery
+	// derives the row again.
 	DeriveErrors int
 }
 
@@ -90,6 +92,11 @@ type plan struct {
 	state   StatePut
 	items   []Item
 	deltas  []Contribution
+	// rederive, set only on an unchanged aggregate (every input already
+	// applied), lists the counter rows it contributes to that carry
+	// derived attributes: a redelivery re-derives them, which repairs a
+	// derive step that failed after the original commit.
+	rederive []Contribution
 }
 
 func (p plan) actions() int { return 1 + len(p.items) + len(p.deltas) }
@@ -123,7 +130,7 @@ func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
 			}
 			break
 		}
-		var plans []plan
+		var plans, unchanged []plan
 		for _, s := range pending {
 			pl, changed, err := fold(s, stored[s], bySubject[s])
 			switch {
@@ -131,11 +138,12 @@ func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
 				out.Failed[s] = err
 			case !changed:
 				out.Unchanged++
+				unchanged = append(unchanged, pl)
 			default:
 				plans = append(plans, pl)
 			}
 		}
-		conflicted, committed, changed, deriveErrs := p.commitAll(ctx, plans, out.Failed)
+		conflicted, committed, changed, deriveErrs := p.commitAll(ctx, plans, unchanged, out.Failed)
 		out.Commits += committed
 		out.Changed += changed
 		out.DeriveErrors += deriveErrs
@@ -176,7 +184,13 @@ func fold(subject string, stored StoredState, inputs []Input) (plan, bool, error
 		return plan{}, false, fmt.Errorf("projector: %s: encode state: %w", subject, err)
 	}
 	if stored.Version > 0 && bytes.Equal(state, stored.State) {
-		return plan{}, false, nil
+		var rederive []Contribution
+		for _, c := range agg.Contributions() {
+			if derivable(c.Table) {
+				rederive = append(rederive, c)
+			}
+		}
+		return plan{subject: subject, rederive: rederive}, false, nil
 	}
 	pl := plan{
 		subject: subject,
@@ -315,9 +329,11 @@ func mergeDeltas(ds []Contribution) []Contribution {
 
 // commitAll packs plans into transactions of at most MaxTxActions (merging
 // counter deltas per row inside a transaction) and commits them with
-// bounded concurrency. Subjects of conflicting transactions are returned for
-// another attempt; other failures are recorded in failed.
-func (p *Projector) commitAll(ctx context.Context, plans []plan, failed map[string]error) (conflicted []string, commits, changed, deriveErrs int) {
+// bounded concurrency, then derives the attributes of the counter rows that
+// the commits changed or that unchanged aggregates contribute to. Subjects
+// of conflicting transactions are returned for another attempt; other
+// failures, a failed derive included, are recorded in failed.
+func (p *Projector) commitAll(ctx context.Context, plans, unchanged []plan, failed map[string]error) (conflicted []string, commits, changed, deriveErrs int) {
 	type group struct {
 		plans []plan
 		tx    Tx
@@ -362,7 +378,28 @@ func (p *Projector) commitAll(ctx context.Context, plans []plan, failed map[stri
 	flush()
 
 	var mu sync.Mutex
-	derive := map[string]Contribution{} // rows whose derived attributes must follow
+	// Rows whose derived attributes must follow, with the union of the
+	// counters contributed to them (the derive's condition), and the
+	// subjects that wait on each row's derive.
+	derive := map[string]Contribution{}
+	deriveFor := map[string][]string{}
+	addDerive := func(d Contribution, subject string) {
+		id := d.RowID()
+		r, ok := derive[id]
+		if !ok {
+			r = Contribution{Table: d.Table, Key: d.Key, Counters: map[string]int64{}}
+			derive[id] = r
+		}
+		for k := range d.Counters {
+			r.Counters[k] = 0
+		}
+		deriveFor[id] = append(deriveFor[id], subject)
+	}
+	for _, pl := range unchanged {
+		for _, d := range pl.rederive {
+			addDerive(d, pl.subject)
+		}
+	}
 	sem := make(chan struct{}, p.cfg.Concurrency)
 	var wg sync.WaitGroup
 	for _, g := range groups {
@@ -374,9 +411,11 @@ func (p *Projector) commitAll(ctx context.Context, plans []plan, failed map[stri
 			err := p.store.Commit(ctx, g.tx)
 			if err == nil {
 				mu.Lock()
-				for _, d := range g.tx.Deltas {
-					if derivable(d.Table) {
-						derive[d.RowID()] = d
+				for _, pl := range g.plans {
+					for _, d := range pl.deltas {
+						if derivable(d.Table) {
+							addDerive(d, pl.subject)
+						}
 					}
 				}
 				mu.Unlock()
@@ -399,14 +438,21 @@ func (p *Projector) commitAll(ctx context.Context, plans []plan, failed map[stri
 		}(g)
 	}
 	wg.Wait()
-	// Derived row attributes (averages, run status) follow the counters the
-	// commits changed, once per row; see DeriveRow.
+	// Derived row attributes (averages, run status) follow the counters,
+	// once per row; see DeriveRow. A row whose derive fails fails the
+	// subjects that contribute to it: their records are delivered again,
+	// find the aggregates unchanged, and re-derive the row then.
 	for _, id := range sortedKeys(derive) {
 		d := derive[id]
 		if err := p.store.Derive(ctx, d.Table, d.Key, sortedKeys(d.Counters), func(row map[string]types.AttributeValue) map[string]types.AttributeValue {
 			return DeriveRow(d.Table, row)
 		}); err != nil {
 			deriveErrs++
+			for _, s := range deriveFor[id] {
+				if _, ok := failed[s]; !ok {
+					failed[s] = fmt.Errorf("projector: derived attributes of %s row %s not set: %w", d.Table, keyString(d.Key), err)
+				}
+			}
 		}
 	}
 	sort.Strings(conflicted)

@@ -159,7 +159,7 @@ func (s *DynamoStore) Commit(ctx context.Context, tx Tx) error {
 			// same item at the same moment (a shared counter row): reload,
 			// fold again and retry.
 			if code := aws.ToString(r.Code); code == "ConditionalCheckFailed" || code == "TransactionConflict" {
-				return fmt.Errorf("%w: %v", ErrConflict, err)
+				return fmt.Errorf("%w: %w", ErrConflict, err)
 			}
 		}
 	}
