@@ -140,6 +140,12 @@ func (f *fakeAPI) serveAPI(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		page(w, q, match)
+	case "/api/metrics":
+		if q.Get("workflowType") == "" {
+			writeErr(w, fakeError{http.StatusBadRequest, "invalid_parameter", "give date, workflowType or both", "date"})
+			return
+		}
+		page(w, q, nil)
 	case "/api/metrics/compare":
 		writeJSON(w, http.StatusOK, map[string]any{"date": q.Get("date"), "stepFunctions": nil, "durableFunctions": nil,
 			"successRates": map[string]any{}, "ratios": map[string]any{}})

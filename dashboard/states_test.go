@@ -61,7 +61,7 @@ func TestPageStates(t *testing.T) {
 
 	// Page 1 of sql-agent's executions, 3 per page; jobs of installation
 	// 12345 with the stuck ones highlighted; messages per stage; then Next
-	// twice, with the compare route failing.
+	// twice, with the metrics series route failing.
 	t.Run("paging", func(t *testing.T) {
 		t.Parallel()
 		f := newFakeAPI()
@@ -88,7 +88,7 @@ func TestPageStates(t *testing.T) {
 			t.Errorf("%d chart bars without data", len(bars))
 		}
 
-		f.setFail("/api/metrics/compare", fakeError{http.StatusServiceUnavailable, "unavailable", "DynamoDB is throttling", ""})
+		f.setFail("/api/metrics", fakeError{http.StatusServiceUnavailable, "unavailable", "DynamoDB is throttling", ""})
 		second := b.dom(t, srv.URL+"/"+next.attrs["href"]+"&token=fake-token")
 		ready(t, second)
 		checkExecRows(t, second, "2", []string{"run-3", "run-4", "run-5"})

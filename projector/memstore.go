@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/schema"
 )
 
 // MemStore is an in-memory Store with DynamoDB's semantics for what the
@@ -66,7 +68,14 @@ func (m *MemStore) Commit(_ context.Context, tx Tx) error {
 	}
 	seen := map[string]bool{}
 	for _, it := range tx.Items {
-		id := it.Table + "\x00" + keyString(keyOf(it.Item))
+		spec, ok := schema.TableSpec(it.Table)
+		if !ok {
+			return fmt.Errorf("projector: item of unknown table %q", it.Table)
+		}
+		if _, ok := spec.Key(it.Item); !ok {
+			return fmt.Errorf("projector: %s item lacks its key attributes", it.Table)
+		}
+		id := it.Table + "\x00" + keyString(keyOf(it.Table, it.Item))
 		if seen[id] {
 			return fmt.Errorf("projector: two actions on one item %s", id)
 		}
@@ -92,7 +101,7 @@ func (m *MemStore) Commit(_ context.Context, tx Tx) error {
 		for k, v := range it.Item {
 			cp[k] = v
 		}
-		m.items[it.Table+"\x00"+keyString(keyOf(it.Item))] = cp
+		m.items[it.Table+"\x00"+keyString(keyOf(it.Table, it.Item))] = cp
 	}
 	for _, d := range tx.Deltas {
 		id := d.RowID()
@@ -146,17 +155,13 @@ func (m *MemStore) Items(table string) map[string]map[string]types.AttributeValu
 	return out
 }
 
-// keyOf picks the key attributes of a projection item. Every projection
-// table is keyed by one of these attribute pairs.
-func keyOf(item map[string]types.AttributeValue) map[string]types.AttributeValue {
-	for _, pair := range [][]string{{"pk", "sk"}, {"scope", "date"}, {"executionArn"}, {"message_id"}, {"subject"}} {
-		key := map[string]types.AttributeValue{}
-		for _, k := range pair {
-			if v, ok := item[k]; ok {
-				key[k] = v
-			}
-		}
-		if len(key) == len(pair) {
+// keyOf picks the key attributes of an item of a logical table, from the
+// table's schema spec. An item of an unknown table, or one missing a key
+// attribute, is its own key: it can then only equal an identical item, and
+// DynamoStore rejects the write.
+func keyOf(table string, item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	if spec, ok := schema.TableSpec(table); ok {
+		if key, ok := spec.Key(item); ok {
 			return key
 		}
 	}
@@ -193,7 +198,7 @@ func (m *MemStore) Get(_ context.Context, table string, key map[string]types.Att
 
 // ItemID identifies a projection item: its logical table and canonical key.
 func ItemID(table string, item map[string]types.AttributeValue) string {
-	return table + "|" + keyString(keyOf(item))
+	return table + "|" + keyString(keyOf(table, item))
 }
 
 // Derive implements Store; under MemStore's lock the read and the write are

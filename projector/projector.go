@@ -208,11 +208,11 @@ func fold(subject string, stored StoredState, inputs []Input) (plan, bool, error
 func changedItems(prev, next []Item) []Item {
 	old := map[string]map[string]types.AttributeValue{}
 	for _, it := range prev {
-		old[it.Table+"\x00"+keyString(keyOf(it.Item))] = it.Item
+		old[it.Table+"\x00"+keyString(keyOf(it.Table, it.Item))] = it.Item
 	}
 	var out []Item
 	for _, it := range next {
-		if o, ok := old[it.Table+"\x00"+keyString(keyOf(it.Item))]; ok && sameItem(o, it.Item) {
+		if o, ok := old[it.Table+"\x00"+keyString(keyOf(it.Table, it.Item))]; ok && sameItem(o, it.Item) {
 			continue
 		}
 		out = append(out, it)

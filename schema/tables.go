@@ -183,6 +183,24 @@ func TableSpec(logical string) (Table, bool) {
 	return Table{}, false
 }
 
+// Key returns the primary-key attributes of item (hash, then range when
+// the table has one) and whether item holds all of them.
+func (t Table) Key(item map[string]types.AttributeValue) (map[string]types.AttributeValue, bool) {
+	key := make(map[string]types.AttributeValue, 2)
+	attrs := []KeyAttr{t.Hash}
+	if t.Range != nil {
+		attrs = append(attrs, *t.Range)
+	}
+	for _, a := range attrs {
+		v, ok := item[a.Name]
+		if !ok {
+			return nil, false
+		}
+		key[a.Name] = v
+	}
+	return key, true
+}
+
 // Naming turns logical table names into physical ones: "<prefix>-<stage>-<logical>".
 type Naming struct {
 	Prefix string // default "streamfold"

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"reflect"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/schema"
 )
@@ -93,5 +96,31 @@ func TestNamingValidate(t *testing.T) {
 	}
 	if got := (schema.Naming{Prefix: "sf", Stage: "dev"}).Table("events"); got != "sf-dev-events" {
 		t.Fatalf("Table = %q", got)
+	}
+}
+
+func TestTableKey(t *testing.T) {
+	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	cases := []struct {
+		table string
+		item  map[string]types.AttributeValue
+		want  map[string]types.AttributeValue // nil: not a complete key
+	}{
+		{schema.TableWorkflows, map[string]types.AttributeValue{"pk": str("a"), "sk": str("b"), "x": str("c")},
+			map[string]types.AttributeValue{"pk": str("a"), "sk": str("b")}},
+		{schema.TableWorkflows, map[string]types.AttributeValue{"pk": str("a")}, nil},
+		{schema.TableMessages, map[string]types.AttributeValue{"message_id": str("m"), "stage": str("dev")},
+			map[string]types.AttributeValue{"message_id": str("m")}},
+		{schema.TableMessages, map[string]types.AttributeValue{"pk": str("a"), "sk": str("b")}, nil},
+	}
+	for _, c := range cases {
+		spec, ok := schema.TableSpec(c.table)
+		if !ok {
+			t.Fatalf("no spec for %s", c.table)
+		}
+		got, ok := spec.Key(c.item)
+		if ok != (c.want != nil) || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s.Key(%v) = %v, %v; want %v", c.table, c.item, got, ok, c.want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 // sf vs ldf: the daily metrics rows of both workflow types over a date
-// range (one compare request per day), a chart of one figure, the compare
-// table, and what is running or waiting for validation now.
+// range (one series request per workflow type, whatever the range's
+// length), a chart of one figure, the compare table, and what is running or
+// waiting for validation now.
 
 import * as api from "./api.js";
 import { barChart } from "./chart.js";
@@ -25,10 +26,9 @@ export const FIGURES = {
   totalCost: { label: "total cost", value: (m) => num(m.totalCost), format: (v) => fmtMoney(v, 2) },
 };
 
-// successRate is the API's successRates entry when the compare response
-// has one, else succeeded / (succeeded + failed), as the API defines it:
-// the share of finished executions that succeeded (null before any
-// finished).
+// successRate is the row's successRate when it has one, else succeeded /
+// (succeeded + failed), as the API's compare response defines it: the share
+// of finished executions that succeeded (null before any finished).
 export function successRate(m) {
   if (m.successRate !== undefined) return num(m.successRate);
   const ok = num(m.successCount) || 0;
@@ -53,19 +53,21 @@ export function init() {
   });
 }
 
-// pair finds the sf and ldf rows in a compare response, whatever its shape:
-// {"step-functions":{..},"durable-functions":{..}}, {stepFunctions,
-// durableFunctions}, {sf, ldf} or {items:[..]} with workflowType.
-export function pair(resp) {
-  const out = {};
-  const named = { "step-functions": ["step-functions", "stepFunctions", "sf"], "durable-functions": ["durable-functions", "durableFunctions", "ldf"] };
-  for (const [wt, keys] of Object.entries(named)) {
-    for (const k of keys) if (resp && resp[k] && typeof resp[k] === "object") out[wt] = resp[k];
-  }
-  for (const it of (resp && resp.items) || []) if (it && it.workflowType) out[it.workflowType] = it;
-  const rates = (resp && resp.successRates) || {};
-  for (const wt of Object.keys(out)) if (wt in rates) out[wt] = { ...out[wt], successRate: rates[wt] };
-  return out;
+// SERIES_PAGE is the page size of the series requests (the API's maximum).
+const SERIES_PAGE = 200;
+
+// series reads every daily metrics row of one workflow type from `from` to
+// `to` (GET /api/metrics?workflowType=T&from=D&to=D, page after page) and
+// returns them by date.
+async function series(workflowType, from, to) {
+  const byDate = {};
+  let cursor = "";
+  do {
+    const page = await api.get("metrics", { workflowType, from, to, limit: SERIES_PAGE, cursor });
+    for (const row of page.items || []) if (row && row.date) byDate[row.date] = row;
+    cursor = page.next || "";
+  } while (cursor);
+  return byDate;
 }
 
 export async function load(p) {
@@ -94,7 +96,14 @@ async function loadDays(f) {
   setState(state, "loading", `Loading ${dates.length} days…`);
   let rows;
   try {
-    rows = await mapLimit(dates, 6, async (date) => ({ date, byType: pair(await api.get("metrics/compare", { date })) }));
+    const perType = await Promise.all(TYPES.map((t) => series(t.key, f.from, f.to)));
+    rows = dates.map((date) => {
+      const byType = {};
+      TYPES.forEach((t, i) => {
+        if (perType[i][date]) byType[t.key] = perType[i][date];
+      });
+      return { date, byType };
+    });
   } catch (e) {
     body.replaceChildren();
     foot.replaceChildren();
@@ -173,18 +182,4 @@ async function count(path, workflowType, testid) {
     el.dataset.value = "";
     throw e;
   }
-}
-
-// mapLimit maps over xs with at most n calls in flight, keeping order.
-async function mapLimit(xs, n, fn) {
-  const out = new Array(xs.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < xs.length) {
-      const i = next++;
-      out[i] = await fn(xs[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(n, xs.length) }, worker));
-  return out;
 }
