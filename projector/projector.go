@@ -439,22 +439,34 @@ func (p *Projector) commitAll(ctx context.Context, plans, unchanged []plan, fail
 	}
 	wg.Wait()
 	// Derived row attributes (averages, run status) follow the counters,
-	// once per row; see DeriveRow. A row whose derive fails fails the
+	// once per row, rows side by side (each derive is conditioned on its
+	// own row only); see DeriveRow. A row whose derive fails fails the
 	// subjects that contribute to it: their records are delivered again,
 	// find the aggregates unchanged, and re-derive the row then.
 	for _, id := range sortedKeys(derive) {
 		d := derive[id]
-		if err := p.store.Derive(ctx, d.Table, d.Key, sortedKeys(d.Counters), func(row map[string]types.AttributeValue) map[string]types.AttributeValue {
-			return DeriveRow(d.Table, row)
-		}); err != nil {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := p.store.Derive(ctx, d.Table, d.Key, sortedKeys(d.Counters), func(row map[string]types.AttributeValue) map[string]types.AttributeValue {
+				return DeriveRow(d.Table, row)
+			})
+			if err == nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
 			deriveErrs++
 			for _, s := range deriveFor[id] {
 				if _, ok := failed[s]; !ok {
 					failed[s] = fmt.Errorf("projector: derived attributes of %s row %s not set: %w", d.Table, keyString(d.Key), err)
 				}
 			}
-		}
+		}()
 	}
+	wg.Wait()
 	sort.Strings(conflicted)
 	return conflicted, commits, changed, deriveErrs
 }
