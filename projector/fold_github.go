@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,7 +25,13 @@ var jobStatuses = Precedence{
 }
 
 // failedConclusions are the conclusions a run summary counts as failed jobs.
-var failedConclusions = map[string]bool{"failure": true, "timed_out": true, "startup_failure": true}
+var failedConclusions = func() map[string]bool {
+	m := map[string]bool{}
+	for _, c := range schema.FailedConclusions() {
+		m[c] = true
+	}
+	return m
+}()
 
 // JobState is the fold of one GitHub workflow job and its RunsOn runners
 // (github/<installation>/job/<id>): the seed 003 workflow_jobs item and the
@@ -250,7 +255,7 @@ func (j *JobState) Items() []Item {
 		return nil
 	}
 	it := make(itemAttrs, 48)
-	it.str("pk", strconv.FormatInt(j.InstallationID, 10)+"#"+strconv.FormatInt(j.JobID, 10))
+	it.str("pk", schema.JobKey(j.InstallationID, j.JobID))
 	it.str("sk", "v")
 	it.num("installation_id", j.InstallationID)
 	it.num("job_id", j.JobID)
@@ -362,7 +367,7 @@ func (j *JobState) Contributions() []Contribution {
 			}
 		}
 	}
-	pk := strconv.FormatInt(j.InstallationID, 10) + "#" + strconv.FormatInt(j.RunID, 10) + "#" + strconv.FormatInt(j.RunAttempt, 10)
+	pk := schema.RunKey(j.InstallationID, j.RunID, j.RunAttempt)
 	return []Contribution{{
 		Table:    schema.TableWorkflowRuns,
 		Key:      map[string]types.AttributeValue{"pk": avS(pk), "sk": avS("v")},
@@ -440,7 +445,7 @@ func (d *DeploymentState) Items() []Item {
 		created = d.FirstAt
 	}
 	it := itemAttrs{
-		"pk":              avS(strconv.FormatInt(d.InstallationID, 10) + "#" + strconv.FormatInt(d.DeploymentID, 10)),
+		"pk":              avS(schema.DeploymentKey(d.InstallationID, d.DeploymentID)),
 		"sk":              avS("v"),
 		"installation_id": avN(d.InstallationID),
 		"deployment_id":   avN(d.DeploymentID),

@@ -24,7 +24,7 @@ var messageStatuses = Precedence{
 
 // messageStatusList is every status, in precedence order (the counters of a
 // message metrics row).
-var messageStatusList = []string{"created", "queued", "processing", "completed", "failed"}
+var messageStatusList = schema.MessageStatuses()
 
 // MessageState is the fold of one rez_agent message (messages/<id>): the
 // seed 004 messages item and its share of the per-stage daily counts.

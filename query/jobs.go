@@ -14,16 +14,12 @@ import (
 	"github.com/streamfold/streamfold/schema"
 )
 
-// JobStatuses are seed 003's job statuses.
-var JobStatuses = []string{"queued", "waiting", "scheduled", "in_progress", "completed"}
+// JobStatuses are seed 003's job statuses (schema.JobStatuses).
+var JobStatuses = schema.JobStatuses()
 
-// FailedConclusions are the conclusions counted as failures (as the run
-// summaries count them).
-var FailedConclusions = []string{"failure", "timed_out", "startup_failure"}
-
-func jobPK(installation, id int64) string {
-	return strconv.FormatInt(installation, 10) + "#" + strconv.FormatInt(id, 10)
-}
+// FailedConclusions are the conclusions counted as failures, as the run
+// summaries count them (schema.FailedConclusions).
+var FailedConclusions = schema.FailedConclusions()
 
 func checkJobKey(installation, id int64, idParam string) error {
 	if installation < 0 {
@@ -41,8 +37,8 @@ func (c *Client) Job(ctx context.Context, installation, jobID int64) (map[string
 	if err := checkJobKey(installation, jobID, "id"); err != nil {
 		return nil, err
 	}
-	return c.get(ctx, "job "+jobPK(installation, jobID), schema.TableWorkflowJobs,
-		map[string]types.AttributeValue{"pk": avS(jobPK(installation, jobID)), "sk": avS("v")})
+	return c.get(ctx, "job "+schema.JobKey(installation, jobID), schema.TableWorkflowJobs,
+		map[string]types.AttributeValue{"pk": avS(schema.JobKey(installation, jobID)), "sk": avS("v")})
 }
 
 // JobsByStatus lists an installation's jobs of a status, newest first by
@@ -239,7 +235,7 @@ func (c *Client) Run(ctx context.Context, installation, runID, attempt int64) (R
 	case attempt <= 0:
 		return RunView{}, invalid("attempt", "must be a positive integer")
 	}
-	key := strconv.FormatInt(installation, 10) + "#" + strconv.FormatInt(runID, 10) + "#" + strconv.FormatInt(attempt, 10)
+	key := schema.RunKey(installation, runID, attempt)
 	run, err := c.get(ctx, "run "+key, schema.TableWorkflowRuns, map[string]types.AttributeValue{"pk": avS(key), "sk": avS("v")})
 	if err != nil && !isNotFound(err) {
 		return RunView{}, err

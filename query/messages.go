@@ -13,7 +13,7 @@ import (
 )
 
 // MessageStatuses are seed 004's message statuses, in lifecycle order.
-var MessageStatuses = []string{"created", "queued", "processing", "completed", "failed"}
+var MessageStatuses = schema.MessageStatuses()
 
 // Message returns a message by id (seed 004 pattern 1: GetItem).
 func (c *Client) Message(ctx context.Context, id string) (map[string]any, error) {

@@ -1,0 +1,42 @@
+package schema
+
+import "strconv"
+
+// Keys and vocabularies of the projections that both the projector (which
+// writes them) and the query package (which reads them) must agree on.
+
+// JobKey is the partition key of a workflow-jobs item (seed 003):
+// "<installation>#<job id>".
+func JobKey(installation, job int64) string {
+	return strconv.FormatInt(installation, 10) + "#" + strconv.FormatInt(job, 10)
+}
+
+// RunKey is the partition key of a workflow-runs summary row (seed 003):
+// "<installation>#<run id>#<run attempt>".
+func RunKey(installation, run, attempt int64) string {
+	return JobKey(installation, run) + "#" + strconv.FormatInt(attempt, 10)
+}
+
+// DeploymentKey is the partition key of a deployments item (seed 003):
+// "<installation>#<deployment id>".
+func DeploymentKey(installation, deployment int64) string {
+	return JobKey(installation, deployment)
+}
+
+// JobStatuses returns seed 003's job statuses in lifecycle order (a fresh
+// slice each call).
+func JobStatuses() []string {
+	return []string{"queued", "waiting", "scheduled", "in_progress", "completed"}
+}
+
+// FailedConclusions returns the job conclusions that count as failures in
+// a run summary's failed_jobs (a fresh slice each call).
+func FailedConclusions() []string {
+	return []string{"failure", "timed_out", "startup_failure"}
+}
+
+// MessageStatuses returns seed 004's message statuses in lifecycle order,
+// the counters of a per-stage message-count row (a fresh slice each call).
+func MessageStatuses() []string {
+	return []string{"created", "queued", "processing", "completed", "failed"}
+}
