@@ -85,8 +85,6 @@ resource "aws_dynamodb_table" "events" {
   server_side_encryption {
     enabled = true
   }
-
-  tags = var.tags
 }
 
 # Agent Step Functions executions (seeds 000/002).
@@ -152,8 +150,6 @@ resource "aws_dynamodb_table" "executions" {
   server_side_encryption {
     enabled = true
   }
-
-  tags = var.tags
 }
 
 # Seed 001 single table: executions, albums, validation tasks, daily metrics rows.
@@ -260,8 +256,6 @@ resource "aws_dynamodb_table" "workflows" {
   server_side_encryption {
     enabled = true
   }
-
-  tags = var.tags
 }
 
 # Seed 003 workflow_jobs; 90-day TTL.
@@ -388,8 +382,6 @@ resource "aws_dynamodb_table" "workflow_jobs" {
   server_side_encryption {
     enabled = true
   }
-
-  tags = var.tags
 }
 
 # Seed 003 workflow_runs; 90-day TTL.
@@ -421,8 +413,6 @@ resource "aws_dynamodb_table" "workflow_runs" {
   server_side_encryption {
     enabled = true
   }
-
-  tags = var.tags
 }
 
 # Seed 003 deployments; 90-day TTL.
@@ -454,8 +444,6 @@ resource "aws_dynamodb_table" "deployments" {
   server_side_encryption {
     enabled = true
   }
-
-  tags = var.tags
 }
 
 # Seed 004 messages; 90-day TTL; PITR in stage/prod.
@@ -546,8 +534,6 @@ resource "aws_dynamodb_table" "messages" {
   server_side_encryption {
     enabled = true
   }
-
-  tags = var.tags
 }
 
 # Daily counter rows keyed by scope and date.
@@ -574,8 +560,6 @@ resource "aws_dynamodb_table" "metrics" {
   server_side_encryption {
     enabled = true
   }
-
-  tags = var.tags
 }
 
 # Records a consumer could not process; PITR in stage/prod so a person can replay them.
@@ -602,8 +586,6 @@ resource "aws_dynamodb_table" "dead_letters" {
   server_side_encryption {
     enabled = true
   }
-
-  tags = var.tags
 }
 
 # The projector's folded state per subject; rebuildable from the archive.
@@ -624,8 +606,6 @@ resource "aws_dynamodb_table" "aggregates" {
   server_side_encryption {
     enabled = true
   }
-
-  tags = var.tags
 }
 
 # Per-shard stream checkpoints of the local stream runner.
@@ -652,6 +632,4 @@ resource "aws_dynamodb_table" "checkpoints" {
   server_side_encryption {
     enabled = true
   }
-
-  tags = var.tags
 }

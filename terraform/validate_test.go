@@ -12,8 +12,19 @@ import (
 	"testing"
 )
 
-// providerVersion is the pinned hashicorp/aws version (versions.tf).
-const providerVersion = "6.58.0"
+// providerVersion is the hashicorp/aws version that versions.tf pins
+// ("= X.Y.Z"), read from the file so the two cannot disagree.
+var providerVersion = func() string {
+	b, err := os.ReadFile("versions.tf")
+	if err != nil {
+		panic(fmt.Sprintf("terraform tests: %v", err))
+	}
+	m := regexp.MustCompile(`(?s)source\s*=\s*"hashicorp/aws".*?version\s*=\s*"=\s*([0-9][0-9.]*)"`).FindSubmatch(b)
+	if m == nil {
+		panic(`terraform tests: versions.tf pins no hashicorp/aws version ("= X.Y.Z")`)
+	}
+	return string(m[1])
+}()
 
 var providerRel = filepath.Join("registry.terraform.io", "hashicorp", "aws")
 
