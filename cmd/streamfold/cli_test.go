@@ -59,7 +59,8 @@ func TestHelp(t *testing.T) {
 		{"dev -h", []string{"dev", "-h"}, exitOK, "streamfold dev up"},
 		{"dev unknown", []string{"dev", "sideways"}, exitUsage, `unknown subcommand "sideways"`},
 		{"events -h", []string{"events", "-h"}, exitOK, "streamfold events summary"},
-		{"emit bad flag", []string{"emit", "--nope"}, exitUsage, "flag provided but not defined"},
+		{"emit bad flag", []string{"emit", "--nope"}, exitUsage, "flag provided but not defined: -nope\nrun 'streamfold emit -h' for its flags\n"},
+		{"query bad flag value", []string{"query", "jobs", "--installation", "abc"}, exitUsage, "run 'streamfold query jobs -h' for its flags"},
 		{"simulate bad start", []string{"simulate", "--start", "yesterday"}, exitUsage, "--start: want YYYY-MM-DD"},
 		{"simulate bad days", []string{"simulate", "--days", "400", "--out", "-"}, exitUsage, "Days"},
 		{"emit bad stage", []string{"emit", "--stage", "qa"}, exitUsage, "Naming.Stage"},
@@ -72,6 +73,10 @@ func TestHelp(t *testing.T) {
 			}
 			if !strings.Contains(out+errOut, tt.wantText) {
 				t.Fatalf("output lacks %q:\n%s%s", tt.wantText, out, errOut)
+			}
+			// A bad flag names what is wrong; only -h prints the flags.
+			if strings.Contains(tt.name, "bad flag") && strings.Contains(errOut, "Flags:") {
+				t.Errorf("a usage error printed the whole help:\n%s", errOut)
 			}
 		})
 	}

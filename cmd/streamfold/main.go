@@ -100,13 +100,19 @@ Exit codes: 0 ok; 1 the command found a problem (e.g. rejected input);
 }
 
 // parse parses flags and maps -h and bad flags to exit codes; ok=false means
-// return code.
+// return code. -h prints the command's help; a bad flag prints what is
+// wrong and where the help is, not the whole help.
 func parse(fs *flag.FlagSet, env *cliEnv, args []string) (code int, ok bool) {
 	fs.SetOutput(env.stderr)
+	help := fs.Usage
+	fs.Usage = func() {} // the flag package calls it for -h and for errors alike
+	defer func() { fs.Usage = help }()
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			help()
 			return exitOK, false
 		}
+		fmt.Fprintf(env.stderr, "run 'streamfold %s -h' for its flags\n", fs.Name())
 		return exitUsage, false
 	}
 	return 0, true
