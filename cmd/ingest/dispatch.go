@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/internal/functionurl"
 )
 
 // ErrUnrecognizedEvent is returned, wrapped, for an invocation payload that
@@ -70,10 +71,11 @@ type stepFunctionsHandler interface {
 
 // dispatcher is the Lambda handler: one function serves both producers.
 //
-//   - A function URL request is converted to an *http.Request and served by
-//     webhook (ingest.WebhookHandler behind the secret loader); the HTTP
-//     status is the answer, and the invocation itself never fails, so a bad
-//     delivery is never retried by Lambda.
+//   - A function URL request is served by webhook (ingest.WebhookHandler
+//     behind the secret loader) through package internal/functionurl; the
+//     HTTP status is the answer, and the invocation itself never fails, so a
+//     bad delivery is never retried by Lambda. An event that is not a valid
+//     request answers 400 {"error":...}, the webhook's error shape.
 //   - An EventBridge event goes to the Step Functions adapter. Its error is
 //     returned so that Lambda's asynchronous retries and the on-failure
 //     destination see it (the append is idempotent, so a retry is harmless).
@@ -97,7 +99,7 @@ func (d *dispatcher) Handle(ctx context.Context, raw json.RawMessage) (any, erro
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return nil, fmt.Errorf("ingest: function URL request: %w", err)
 		}
-		return serveFunctionURL(ctx, d.webhook, req)
+		return functionurl.Serve(ctx, d.webhook, req, writeBadEvent), nil
 	case kindEventBridge:
 		var ev ingest.EventBridgeEvent
 		if err := json.Unmarshal(raw, &ev); err != nil {
@@ -110,4 +112,12 @@ func (d *dispatcher) Handle(ctx context.Context, raw json.RawMessage) (any, erro
 		return stepFunctionsResult{Outcome: out}, nil
 	}
 	return nil, fmt.Errorf("%w (%d bytes)", ErrUnrecognizedEvent, len(raw))
+}
+
+// writeBadEvent answers a function URL event that is not a valid request
+// (functionurl.BadRequestFunc) in the webhook's error shape.
+func writeBadEvent(w http.ResponseWriter, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
 }

@@ -8,11 +8,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/internal/functionurl"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -160,6 +159,16 @@ func TestClassify(t *testing.T) {
 func TestDispatchWebhook(t *testing.T) {
 	body := readFixture(t, "workflow_job_queued.json")
 	signed := map[string]string{"x-github-event": "workflow_job", "x-github-delivery": deliveryID, "x-hub-signature-256": sign(body)}
+	// A function URL event whose body claims base64 but is not.
+	var notBase64 events.LambdaFunctionURLRequest
+	if err := json.Unmarshal(urlRequest("POST", body, signed, false), &notBase64); err != nil {
+		t.Fatal(err)
+	}
+	notBase64.Body, notBase64.IsBase64Encoded = "%%%", true
+	notBase64Raw, err := json.Marshal(notBase64)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name       string
 		raw        []byte
@@ -176,6 +185,8 @@ func TestDispatchWebhook(t *testing.T) {
 		{"GET", urlRequest("GET", nil, nil, false), 405, map[string]string{"error": "method GET not allowed; use POST"}, 1},
 		{"ping", urlRequest("POST", []byte(`{"zen":"Keep it logically awesome."}`), map[string]string{"x-github-event": "ping", "x-github-delivery": "p1", "x-hub-signature-256": sign([]byte(`{"zen":"Keep it logically awesome."}`))}, false),
 			200, map[string]string{"status": "pong"}, 1},
+		{"body not base64", notBase64Raw, 400,
+			map[string]string{"error": "functionurl: malformed request event: body: not base64: illegal base64 data at input byte 0"}, 1},
 	}
 	app := &fakeAppender{}
 	d := newDispatcher(t, app)
@@ -277,94 +288,6 @@ func TestDispatchUnrecognized(t *testing.T) {
 	}
 }
 
-func TestRequestFromFunctionURL(t *testing.T) {
-	ev := events.LambdaFunctionURLRequest{
-		RawPath:        "/hooks/github",
-		RawQueryString: "a=1&b=two",
-		Headers:        map[string]string{"x-github-event": "workflow_job", "content-type": contentType},
-		Cookies:        []string{"s=1", "t=2"},
-		RequestContext: events.LambdaFunctionURLRequestContext{
-			DomainName: "abc.lambda-url.eu-west-1.on.aws",
-			HTTP:       events.LambdaFunctionURLRequestContextHTTPDescription{Method: "POST", SourceIP: "192.30.252.1"},
-		},
-		Body:            base64.StdEncoding.EncodeToString([]byte{0xff, 0x00, 'x'}),
-		IsBase64Encoded: true,
-	}
-	r, err := requestFromFunctionURL(context.Background(), ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(r.Body)
-	checks := []struct{ what, got, want string }{
-		{"method", r.Method, "POST"},
-		{"url", r.URL.String(), "https://abc.lambda-url.eu-west-1.on.aws/hooks/github?a=1&b=two"},
-		{"X-GitHub-Event", r.Header.Get("X-GitHub-Event"), "workflow_job"},
-		{"cookies", strings.Join(r.Header.Values("Cookie"), ";"), "s=1;t=2"},
-		{"remote addr", r.RemoteAddr, "192.30.252.1"},
-		{"body", string(body), "\xff\x00x"},
-	}
-	for _, c := range checks {
-		if c.got != c.want {
-			t.Errorf("%s = %q, want %q", c.what, c.got, c.want)
-		}
-	}
-	if r.ContentLength != 3 {
-		t.Errorf("ContentLength = %d, want 3", r.ContentLength)
-	}
-
-	ev.Body = "%%%"
-	if _, err := requestFromFunctionURL(context.Background(), ev); err == nil || !strings.Contains(err.Error(), "body: bad base64") {
-		t.Fatalf("bad base64: err = %v", err)
-	}
-	resp, err := serveFunctionURL(context.Background(), http.NotFoundHandler(), ev)
-	if err != nil || resp.StatusCode != http.StatusBadRequest || !strings.Contains(resp.Body, "bad base64") {
-		t.Fatalf("serveFunctionURL(bad base64) = %+v, %v; want 400 naming the body", resp, err)
-	}
-}
-
-func TestServeFunctionURLResponse(t *testing.T) {
-	req := events.LambdaFunctionURLRequest{RequestContext: events.LambdaFunctionURLRequestContext{HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{Method: "GET"}}}
-	tests := []struct {
-		name string
-		h    http.HandlerFunc
-		want events.LambdaFunctionURLResponse
-	}{
-		{
-			name: "headers, cookies, text body",
-			h: func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Add("Vary", "Accept")
-				w.Header().Add("Vary", "Origin")
-				w.Header().Add("Set-Cookie", "a=1")
-				w.Header().Add("Set-Cookie", "b=2")
-				w.WriteHeader(http.StatusTeapot)
-				_, _ = w.Write([]byte("short and stout"))
-			},
-			want: events.LambdaFunctionURLResponse{StatusCode: 418, Headers: map[string]string{"Vary": "Accept, Origin"}, Cookies: []string{"a=1", "b=2"}, Body: "short and stout"},
-		},
-		{
-			name: "implicit 200, binary body",
-			h:    func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte{0xff, 0xfe}) },
-			want: events.LambdaFunctionURLResponse{StatusCode: 200, Headers: map[string]string{}, Body: "//4=", IsBase64Encoded: true},
-		},
-		{
-			name: "nothing written",
-			h:    func(w http.ResponseWriter, r *http.Request) {},
-			want: events.LambdaFunctionURLResponse{StatusCode: 200, Headers: map[string]string{}},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := serveFunctionURL(context.Background(), tt.h, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Fatalf("got  %+v\nwant %+v", got, tt.want)
-			}
-		})
-	}
-}
-
 // fakeSecrets is a secretGetter with one value (or error); it counts calls.
 type fakeSecrets struct {
 	value  *string
@@ -432,11 +355,7 @@ func TestLazyHandlerRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	serve := func() int {
-		resp, err := serveFunctionURL(context.Background(), l, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode
+		return functionurl.Serve(context.Background(), l, req, writeBadEvent).StatusCode
 	}
 	if got := serve(); got != http.StatusServiceUnavailable {
 		t.Fatalf("secret empty: status %d, want 503", got)

@@ -600,15 +600,17 @@ func TestExpiredIterator(t *testing.T) {
 func TestIteratorRefreshedBeforeExpiry(t *testing.T) {
 	f := newFake()
 	f.perCall = 10
-	f.iterTTL = 40 * time.Millisecond
+	// Times are wide (a 200 ms margin between a refresh and an expiry) so
+	// that a stall of a loaded machine does not expire an iterator.
+	f.iterTTL = 400 * time.Millisecond
 	f.addShard("s", "")
 	f.put("s", 50)
 	rec := &recorder{respond: func(n int, b []delivered) (events.DynamoDBEventResponse, error) {
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond)
 		return events.DynamoDBEventResponse{}, nil
 	}}
 	r := newTestRunner(t, f, newMem(), rec.handle, testConfig(&poisonLog{}, nil))
-	r.iteratorMaxAge = 20 * time.Millisecond
+	r.iteratorMaxAge = 200 * time.Millisecond
 	mustRun(t, r)
 	_, handled := rec.snapshot()
 	if !slices.Equal(handledKeys(handled), keysOf("s", 0, 50)) {
