@@ -2,8 +2,6 @@ package archiver_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -28,27 +26,7 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 func newBucket(t testing.TB) (*awsclient.Clients, string) {
 	t.Helper()
 	c := testenv.S3Clients(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	bucket := "archiver-test-" + hex.EncodeToString(b[:])
-	ctx := context.Background()
-	if _, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatalf("create bucket %s: %v", bucket, err)
-	}
-	t.Cleanup(func() {
-		p := s3.NewListObjectsV2Paginator(c.S3, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
-		for p.HasMorePages() {
-			page, err := p.NextPage(ctx)
-			if err != nil {
-				return
-			}
-			for _, o := range page.Contents {
-				_, _ = c.S3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key})
-			}
-		}
-		_, _ = c.S3.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
-	})
-	return c, bucket
+	return c, testenv.Bucket(t, c, "")
 }
 
 func newArchive(t testing.TB, api archiver.S3API, cfg archiver.Config) *archiver.Archive {

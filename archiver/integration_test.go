@@ -65,12 +65,7 @@ func TestIntegrationStreamToArchive(t *testing.T) {
 	ctx := context.Background()
 	c, bucket := newBucket(t)
 	n, res := testenv.Tables(t, c)
-	var stream string
-	for _, r := range res {
-		if r.Logical == schema.TableEvents {
-			stream = r.StreamARN
-		}
-	}
+	stream := testenv.EventStream(t, res)
 	evs, _, err := simulate.Generate(simulate.Config{Seed: 31, Events: 800, Days: 2})
 	if err != nil {
 		t.Fatal(err)

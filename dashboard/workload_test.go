@@ -13,6 +13,7 @@ import (
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/streamrun"
+	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/provision"
@@ -156,12 +157,7 @@ func loadWorkload(t *testing.T, c *awsclient.Clients, n schema.Naming, tables []
 	}
 
 	appended := time.Since(start)
-	stream := ""
-	for _, r := range tables {
-		if r.Logical == schema.TableEvents {
-			stream = r.StreamARN
-		}
-	}
+	stream := testenv.EventStream(t, tables)
 	store, err := projector.NewDynamoStore(c.DynamoDB, n)
 	if err != nil {
 		t.Fatal(err)

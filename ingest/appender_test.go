@@ -123,15 +123,7 @@ func TestPrepareDerivesStableID(t *testing.T) {
 func TestAppendToDynamoDBLocalAndReadStream(t *testing.T) {
 	c := testenv.Clients(t)
 	naming, tables := testenv.Tables(t, c)
-	var streamARN string
-	for _, r := range tables {
-		if r.Logical == schema.TableEvents {
-			streamARN = r.StreamARN
-		}
-	}
-	if streamARN == "" {
-		t.Fatal("event table has no stream")
-	}
+	streamARN := testenv.EventStream(t, tables)
 	a, err := ingest.NewAppender(c.DynamoDB, ingest.AppenderConfig{Table: naming.Table(schema.TableEvents)})
 	if err != nil {
 		t.Fatal(err)

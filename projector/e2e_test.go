@@ -42,12 +42,7 @@ func newPipelineTB(t testing.TB) *pipeline {
 	t.Helper()
 	c := testenv.Clients(t)
 	n, res := testenv.Tables(t, c)
-	p := &pipeline{c: c, n: n}
-	for _, r := range res {
-		if r.Logical == schema.TableEvents {
-			p.stream = r.StreamARN
-		}
-	}
+	p := &pipeline{c: c, n: n, stream: testenv.EventStream(t, res)}
 	var err error
 	if p.store, err = projector.NewDynamoStore(c.DynamoDB, n); err != nil {
 		t.Fatal(err)

@@ -2,9 +2,7 @@ package queries_test
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -257,22 +255,12 @@ func checkExactlyOnce(t *testing.T, db *sql.DB, stored map[string]map[string]boo
 func TestArchiveAcceptance(t *testing.T) {
 	c := testenv.S3Clients(t)
 	n, res := testenv.Tables(t, c)
-	var stream string
-	for _, r := range res {
-		if r.Logical == schema.TableEvents {
-			stream = r.StreamARN
-		}
-	}
+	stream := testenv.EventStream(t, res)
 	ctx := context.Background()
 	began := time.Now()
 
 	// A bucket of its own.
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	bucket, prefix := "queries-"+hex.EncodeToString(b[:]), "archive/v1"
-	if _, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatalf("create bucket %s: %v", bucket, err)
-	}
+	bucket, prefix := testenv.Bucket(t, c, ""), "archive/v1"
 
 	// A simulate workload over the last four days (projection TTLs lie
 	// ahead), its producer redeliveries included: the appender drops them.

@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/ingest"
@@ -36,10 +35,7 @@ func TestRunArchivesCompactsAndVerifies(t *testing.T) {
 	c := testenv.S3Clients(t)
 	ctx := context.Background()
 	n, _ := testenv.Tables(t, c)
-	bucket := n.BucketName()
-	if _, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatalf("create bucket %s: %v", bucket, err)
-	}
+	bucket := testenv.Bucket(t, c, n.BucketName())
 	env := map[string]string{
 		"STREAMFOLD_DYNAMODB_ENDPOINT": os.Getenv("STREAMFOLD_DYNAMODB_ENDPOINT"),
 		"STREAMFOLD_S3_ENDPOINT":       os.Getenv("STREAMFOLD_S3_ENDPOINT"),

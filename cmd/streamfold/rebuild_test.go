@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/archiver/rebuild"
@@ -70,10 +69,7 @@ func TestRebuildVerifyCLI(t *testing.T) {
 	c := testenv.S3Clients(t)
 	ctx := context.Background()
 	nA, _ := testenv.Tables(t, c)
-	bucket := nA.BucketName()
-	if _, err := c.S3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatalf("create bucket %s: %v", bucket, err)
-	}
+	bucket := testenv.Bucket(t, c, nA.BucketName())
 	uri := "s3://" + bucket + "/archive"
 
 	// The events as the event table holds them: one per (subject, id),

@@ -79,15 +79,7 @@ func seqMod(seq string, m int) int {
 func TestIntegrationDynamoDBLocal(t *testing.T) {
 	c := testenv.Clients(t)
 	naming, res := testenv.Tables(t, c)
-	var arn string
-	for _, r := range res {
-		if r.Logical == schema.TableEvents {
-			arn = r.StreamARN
-		}
-	}
-	if arn == "" {
-		t.Fatalf("events table has no stream: %+v", res)
-	}
+	arn := testenv.EventStream(t, res)
 	// Appending dominates the run time: about 2,000 PutItems take 5 s on a
 	// fresh DynamoDB Local and a minute on a shared one under the load of the
 	// other test packages (seen in CI on two cores). Appending and running

@@ -1,10 +1,13 @@
 // Package testenv connects integration tests to the local services.
 //
-// A test that needs DynamoDB Local or MinIO calls DynamoDB(t) or S3(t). When
-// STREAMFOLD_DYNAMODB_ENDPOINT (or STREAMFOLD_S3_ENDPOINT) is unset the test
-// is skipped with a message saying how to run it; when
+// A test that needs DynamoDB Local or MinIO calls Clients(t) or
+// S3Clients(t). When STREAMFOLD_DYNAMODB_ENDPOINT (or STREAMFOLD_S3_ENDPOINT)
+// is unset the test is skipped with a message saying how to run it; when
 // STREAMFOLD_REQUIRE_SERVICES=1 (as `make test` sets it) a missing or
 // unreachable service fails the test instead.
+//
+// What a helper creates (tables, buckets) is removed when the test ends,
+// except SharedTables, whose tables outlive the test on purpose.
 package testenv
 
 import (
