@@ -17,9 +17,10 @@ import (
 //
 // The projector sets them right after the commit that changed the counters,
 // conditioned on the counters still holding the values they were derived
-// from (Store.Derive); a concurrent commit re-derives after its own, and a
-// redelivery of an aggregate's records re-derives the rows it contributes
-// to, which repairs a derive that failed. A nil value means the attribute
+// from (Store.Derive); a concurrent commit re-derives after its own, and
+// every projection of an aggregate's records, a redelivery included,
+// re-derives the rows it contributes to, which repairs a derive that
+// failed. A nil value means the attribute
 // must be absent (it is removed). They are therefore eventually consistent
 // with the counters, which stay exact.
 func DeriveRow(table string, row map[string]types.AttributeValue) map[string]types.AttributeValue {

@@ -92,10 +92,12 @@ type plan struct {
 	state   StatePut
 	items   []Item
 	deltas  []Contribution
-	// rederive, set only on an unchanged aggregate (every input already
-	// applied), lists the counter rows it contributes to that carry
-	// derived attributes: a redelivery re-derives them, which repairs a
-	// derive step that failed after the original commit.
+	// rederive lists the counter rows with derived attributes that the
+	// aggregate contributes to now. They are derived after every commit of
+	// the aggregate and also when it is unchanged (every input already
+	// applied), even where its counters did not move: a redelivery, with
+	// or without new events of the aggregate, thus repairs a derive that
+	// failed after an earlier commit.
 	rederive []Contribution
 }
 
@@ -183,20 +185,22 @@ func fold(subject string, stored StoredState, inputs []Input) (plan, bool, error
 	if err != nil {
 		return plan{}, false, fmt.Errorf("projector: %s: encode state: %w", subject, err)
 	}
-	if stored.Version > 0 && bytes.Equal(state, stored.State) {
-		var rederive []Contribution
-		for _, c := range agg.Contributions() {
-			if derivable(c.Table) {
-				rederive = append(rederive, c)
-			}
+	contrib := agg.Contributions()
+	var rederive []Contribution
+	for _, c := range contrib {
+		if derivable(c.Table) {
+			rederive = append(rederive, c)
 		}
+	}
+	if stored.Version > 0 && bytes.Equal(state, stored.State) {
 		return plan{subject: subject, rederive: rederive}, false, nil
 	}
 	pl := plan{
-		subject: subject,
-		state:   StatePut{StoredState: StoredState{Subject: subject, Kind: kind, State: state, Version: stored.Version + 1}, Expected: stored.Version},
-		items:   changedItems(oldItems, agg.Items()),
-		deltas:  Diff(oldContrib, agg.Contributions()),
+		subject:  subject,
+		state:    StatePut{StoredState: StoredState{Subject: subject, Kind: kind, State: state, Version: stored.Version + 1}, Expected: stored.Version},
+		items:    changedItems(oldItems, agg.Items()),
+		deltas:   Diff(oldContrib, contrib),
+		rederive: rederive,
 	}
 	if pl.actions() > MaxTxActions {
 		return plan{}, false, fmt.Errorf("projector: %s: needs %d writes, more than one transaction holds (%d)", subject, pl.actions(), MaxTxActions)
@@ -416,6 +420,9 @@ func (p *Projector) commitAll(ctx context.Context, plans, unchanged []plan, fail
 						if derivable(d.Table) {
 							addDerive(d, pl.subject)
 						}
+					}
+					for _, d := range pl.rederive {
+						addDerive(d, pl.subject)
 					}
 				}
 				mu.Unlock()
