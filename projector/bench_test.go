@@ -101,7 +101,7 @@ func BenchmarkWriteRequests(b *testing.B) {
 	for _, size := range []int{1, 100, 1000} {
 		b.Run("batch="+strconv.Itoa(size), func(b *testing.B) {
 			batches, n := benchBatches(b, 20000, size)
-			var requests, actions, total int64
+			var requests, actions, reads, total int64
 			for i := 0; i < b.N; i++ {
 				store := &countingStore{MemStore: projector.NewMemStore()}
 				proj, err := projector.New(store, projector.Config{Concurrency: 1})
@@ -120,24 +120,28 @@ func BenchmarkWriteRequests(b *testing.B) {
 				}
 				requests += store.commits
 				actions += store.actions
+				reads += store.reads
 				total += int64(n)
 			}
 			b.ReportMetric(float64(requests)/float64(total), "requests/event")
 			b.ReportMetric(float64(actions)/float64(total), "writes/event")
+			b.ReportMetric(float64(reads)/float64(total), "derive-reads/event")
 		})
 	}
 }
 
-// countingStore counts commits (requests) and the writes they carry, and
-// the conditional updates of derived attributes (one write request each).
+// countingStore counts commits (requests) and the writes they carry, the
+// conditional updates of derived attributes (one write request each), and
+// the reads derives make (DynamoStore.Derive's GetItem, one per call).
 type countingStore struct {
 	*projector.MemStore
-	commits, actions int64
+	commits, actions, reads int64
 }
 
 // Derive counts a write request when a derived attribute changes (as
 // DynamoStore.Derive writes only then).
 func (c *countingStore) Derive(ctx context.Context, table string, key map[string]types.AttributeValue, counters []string, fn func(map[string]types.AttributeValue) map[string]types.AttributeValue) error {
+	c.reads++
 	row, err := c.MemStore.Get(ctx, table, key)
 	if err != nil || row == nil {
 		return err
