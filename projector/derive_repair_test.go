@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -42,7 +43,7 @@ func TestFailedDeriveRepairedByRedelivery(t *testing.T) {
 				}
 				return nil
 			}
-			proj, err := projector.New(store, projector.Config{})
+			proj, err := projector.New(store, projector.Config{DeriveBackoff: time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,6 +86,56 @@ func TestFailedDeriveRepairedByRedelivery(t *testing.T) {
 			got := fmt.Sprintf("status=%s conclusion=%s completed_jobs=%s total_jobs=%s", val("status"), val("conclusion"), val("completed_jobs"), val("total_jobs"))
 			if want := "status=completed conclusion=success completed_jobs=1 total_jobs=1"; got != want {
 				t.Fatalf("run row after redelivery: %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// TestFailedDeriveRetriedInPlace: a derive that fails once is tried again
+// at once (Config.DeriveAttempts), so the batch succeeds and the row is
+// right without a redelivery; after DeriveAttempts failures the job fails.
+func TestFailedDeriveRetriedInPlace(t *testing.T) {
+	evs := foldByID(t, foldJobEvents(t, schema.JobSubject(12345, 67890)), "d-queued-1", "d-in-progress", "d-completed")
+	for _, tt := range []struct {
+		name       string
+		failures   int // derive calls that fail before one succeeds
+		wantFailed bool
+	}{
+		{"one failure", 1, false},
+		{"three failures", 3, false},
+		{"four failures", 4, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store := projector.NewMemStore()
+			calls := 0
+			store.FailDerive = func(table string, _ map[string]types.AttributeValue) error {
+				if table != schema.TableWorkflowRuns {
+					return nil
+				}
+				calls++
+				if calls <= tt.failures {
+					return errors.New("injected: derive throttled")
+				}
+				return nil
+			}
+			proj, err := projector.New(store, projector.Config{DeriveAttempts: 4, DeriveBackoff: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var inputs []projector.Input
+			for i, f := range evs {
+				in, _, err := projector.InputOf(f.E, fmt.Sprintf("%021d", i+1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				inputs = append(inputs, in)
+			}
+			out := proj.Project(context.Background(), inputs)
+			if _, failed := out.Failed[schema.JobSubject(12345, 67890)]; failed != tt.wantFailed {
+				t.Fatalf("job failed = %v (%v), want %v", failed, out.Failed, tt.wantFailed)
+			}
+			if want := min(tt.failures+1, 4); calls != want {
+				t.Errorf("%d derive calls on the run row, want %d", calls, want)
 			}
 		})
 	}

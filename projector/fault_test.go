@@ -198,16 +198,16 @@ func TestFaultInjectionMemStore(t *testing.T) {
 				}
 				return nil
 			}
-			// So do derives, after their commit succeeded: the records
-			// are failed and delivered again, and the redelivery, finding
-			// the aggregates unchanged, re-derives the rows.
+			// So do derives, after their commit succeeded, with no retry
+			// in place (DeriveAttempts 1): the records are failed and
+			// delivered again, and the redelivery re-derives the rows.
 			store.FailDerive = func(string, map[string]types.AttributeValue) error {
 				if rng.Float64() < 0.02 {
 					return errors.New("injected: derive throttled")
 				}
 				return nil
 			}
-			proj, err := projector.New(store, projector.Config{Concurrency: 1})
+			proj, err := projector.New(store, projector.Config{Concurrency: 1, DeriveAttempts: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

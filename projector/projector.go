@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -29,6 +30,14 @@ type Config struct {
 	// ConflictRetries is how often an aggregate is reloaded and folded again
 	// after a version conflict before it counts as failed. Default 5.
 	ConflictRetries int
+	// DeriveAttempts is how often a failed derive of a counter row is
+	// tried, with doubling pauses from DeriveBackoff, before the aggregates
+	// contributing to it fail (and are repaired by their redelivery).
+	// Default 4.
+	DeriveAttempts int
+	// DeriveBackoff is the first pause between derive attempts. Default
+	// 20 ms.
+	DeriveBackoff time.Duration
 }
 
 // SetDefaults fills zero fields.
@@ -39,6 +48,12 @@ func (c *Config) SetDefaults() {
 	if c.ConflictRetries == 0 {
 		c.ConflictRetries = 5
 	}
+	if c.DeriveAttempts == 0 {
+		c.DeriveAttempts = 4
+	}
+	if c.DeriveBackoff == 0 {
+		c.DeriveBackoff = 20 * time.Millisecond
+	}
 }
 
 // Validate names the bad field.
@@ -48,6 +63,12 @@ func (c Config) Validate() error {
 	}
 	if c.ConflictRetries < 1 {
 		return fmt.Errorf("projector: Config.ConflictRetries: must be at least 1, got %d", c.ConflictRetries)
+	}
+	if c.DeriveAttempts < 1 {
+		return fmt.Errorf("projector: Config.DeriveAttempts: must be at least 1, got %d", c.DeriveAttempts)
+	}
+	if c.DeriveBackoff < 0 {
+		return fmt.Errorf("projector: Config.DeriveBackoff: must not be negative, got %s", c.DeriveBackoff)
 	}
 	return nil
 }
@@ -331,6 +352,32 @@ func mergeDeltas(ds []Contribution) []Contribution {
 	return out
 }
 
+// derive sets the derived attributes of one counter row, trying up to
+// DeriveAttempts times. A row the aggregate no longer contributes to (it
+// moved, e.g. an album execution whose start date was learned late) is
+// derived only here, not on redelivery, so transient failures are retried
+// in place first.
+func (p *Projector) derive(ctx context.Context, d Contribution) error {
+	pause := p.cfg.DeriveBackoff
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = p.store.Derive(ctx, d.Table, d.Key, sortedKeys(d.Counters), func(row map[string]types.AttributeValue) map[string]types.AttributeValue {
+			return DeriveRow(d.Table, row)
+		})
+		if err == nil || attempt >= p.cfg.DeriveAttempts {
+			return err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		pause *= 2
+	}
+}
+
 // commitAll packs plans into transactions of at most MaxTxActions (merging
 // counter deltas per row inside a transaction) and commits them with
 // bounded concurrency, then derives the attributes of the counter rows that
@@ -457,9 +504,7 @@ func (p *Projector) commitAll(ctx context.Context, plans, unchanged []plan, fail
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			err := p.store.Derive(ctx, d.Table, d.Key, sortedKeys(d.Counters), func(row map[string]types.AttributeValue) map[string]types.AttributeValue {
-				return DeriveRow(d.Table, row)
-			})
+			err := p.derive(ctx, d)
 			if err == nil {
 				return
 			}
