@@ -23,7 +23,10 @@ func parseManifest(body []byte) []string {
 			out = append(out, line)
 		}
 	}
-	return out
+	// Written sorted and without duplicates (formatManifest); sorted again
+	// so that a manifest edited by hand still answers has correctly.
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // formatManifest renders URIs as a manifest: sorted, without duplicates.
@@ -96,7 +99,11 @@ type manifest struct {
 	etag string
 }
 
-func (m manifest) has(uri string) bool { return slices.Contains(m.uris, uri) }
+// has reports whether the manifest lists uri (uris are sorted: parseManifest).
+func (m manifest) has(uri string) bool {
+	_, ok := slices.BinarySearch(m.uris, uri)
+	return ok
+}
 
 // readManifest reads a partition's manifest; an absent one is empty.
 func (a *Archive) readManifest(ctx context.Context, table, date string) (manifest, error) {

@@ -13,6 +13,20 @@ func TestManifestFormat(t *testing.T) {
 	if got := parseManifest([]byte("s3://b/k/1\r\n\n  s3://b/k/2\n")); !slices.Equal(got, []string{"s3://b/k/1", "s3://b/k/2"}) {
 		t.Fatalf("parseManifest = %q", got)
 	}
+	// A manifest edited by hand (unsorted, a line twice) reads sorted and
+	// without duplicates, and has finds every entry.
+	m := manifest{uris: parseManifest([]byte("s3://b/k/3\ns3://b/k/1\ns3://b/k/3\ns3://b/k/2\n"))}
+	if !slices.Equal(m.uris, []string{"s3://b/k/1", "s3://b/k/2", "s3://b/k/3"}) {
+		t.Fatalf("parseManifest(unsorted) = %q", m.uris)
+	}
+	for _, u := range []string{"s3://b/k/1", "s3://b/k/2", "s3://b/k/3"} {
+		if !m.has(u) {
+			t.Errorf("has(%q) = false", u)
+		}
+	}
+	if m.has("s3://b/k/0") || m.has("s3://b/k/4") {
+		t.Error("has reports an entry the manifest lacks")
+	}
 	if got := parseManifest(nil); len(got) != 0 {
 		t.Fatalf("parseManifest(empty) = %q", got)
 	}
