@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/ingest"
-	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -36,25 +34,8 @@ func TestRunArchivesCompactsAndVerifies(t *testing.T) {
 	ctx := context.Background()
 	n, _ := testenv.Tables(t, c)
 	bucket := testenv.Bucket(t, c, n.BucketName())
-	env := map[string]string{
-		"STREAMFOLD_DYNAMODB_ENDPOINT": os.Getenv("STREAMFOLD_DYNAMODB_ENDPOINT"),
-		"STREAMFOLD_S3_ENDPOINT":       os.Getenv("STREAMFOLD_S3_ENDPOINT"),
-		"STREAMFOLD_PREFIX":            n.Prefix,
-		"AWS_REGION":                   "us-east-1",
-	}
-
-	evs, _, err := simulate.Generate(simulate.Config{Seed: 11, Events: 600, Start: time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -2), Days: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	app, err := ingest.NewAppender(c.DynamoDB, ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := app.Append(ctx, evs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := localEnv(n)
+	evs, res := appendSimulated(t, c, n, 11, 600, 2)
 	// A poison item: a type no consumer knows.
 	if _, err := c.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(n.Table(schema.TableEvents)), Item: map[string]types.AttributeValue{
 		"subject": &types.AttributeValueMemberS{Value: "x/1"}, "id": &types.AttributeValueMemberS{Value: "poison-1"},

@@ -8,10 +8,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -42,6 +46,37 @@ func golden(t *testing.T, name, got string) {
 	if got != string(want) {
 		t.Fatalf("output differs from %s\n got:\n%s\nwant:\n%s", path, got, want)
 	}
+}
+
+// localEnv is the environment of a CLI test against the local stack, with
+// the tables of n.
+func localEnv(n schema.Naming) map[string]string {
+	return map[string]string{
+		"STREAMFOLD_DYNAMODB_ENDPOINT": os.Getenv("STREAMFOLD_DYNAMODB_ENDPOINT"),
+		"STREAMFOLD_S3_ENDPOINT":       os.Getenv("STREAMFOLD_S3_ENDPOINT"),
+		"STREAMFOLD_PREFIX":            n.Prefix,
+		"AWS_REGION":                   "us-east-1",
+	}
+}
+
+// appendSimulated appends a simulate workload of the last days to n's event
+// table and returns its events (producer redeliveries included) and what
+// the append did.
+func appendSimulated(t *testing.T, c *awsclient.Clients, n schema.Naming, seed int64, events, days int) ([]schema.Event, ingest.Result) {
+	t.Helper()
+	evs, _, err := simulate.Generate(simulate.Config{Seed: seed, Events: events, Start: time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -days), Days: days})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := ingest.NewAppender(c.DynamoDB, ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := app.Append(context.Background(), evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs, res
 }
 
 func TestHelp(t *testing.T) {

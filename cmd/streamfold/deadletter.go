@@ -19,8 +19,9 @@ func init() {
 }
 
 const deadLetterHelp = `Usage:
-  streamfold deadletter list [flags]     the dead-lettered records of a consumer, in stream order
-  streamfold deadletter replay [flags]   re-drive quarantined records through their consumer
+  streamfold deadletter list [flags]            the dead-lettered records of a consumer, in stream order
+  streamfold deadletter replay [flags]          re-drive quarantined records through their consumer
+  streamfold deadletter redrive [flags] FILE|-  re-drive the batches an event source mapping gave up on
 
 A record lands in the dead-letter table when it can never be projected
 (poison: undecodable, unknown type, invalid data) or when it still failed
@@ -32,13 +33,33 @@ projector folds, the archiver rewrites the object of the record's position)
 and marked replayed. --consumer picks whose dead letters: "projector"
 (default) or "archiver" (whose archive is --archive-uri).
 
-Exit status: 0 ok; 1 replay left records quarantined; 2 usage; 3 service error.
+redrive is for the other way records fail in AWS: a batch that still failed
+after the event source mapping's retries (or grew older than its maximum
+record age) is skipped, and its on-failure queue gets a message naming the
+shard and sequence range, not the records. redrive reads those messages from
+FILE (or standard input with -), in whatever shape you have them: the
+records themselves, one per line or a JSON array, SQS messages ({"Body"}),
+SNS notifications ({"Message"}), or the output of aws sqs receive-message.
+For each range it reads the records from the stream and hands them to the
+consumer's handler in batches of 100, resuming at a record the handler
+reports failed (up to 5 attempts), as the mapping would. Re-driving is
+idempotent. The stream keeps records for 24 hours: a range past that is
+reported "trimmed", with the remedy (rebuild from the archive). --dry-run
+reads the ranges and counts their records without handing them over.
+Delete the queue messages once redrive reported them "redriven".
+
+  aws sqs receive-message --queue-url "$QUEUE" --max-number-of-messages 10 > msgs.json
+  streamfold deadletter redrive --consumer projector msgs.json
+
+Exit status: 0 ok; 1 replay left records quarantined, or redrive found a
+range trimmed or incomplete; 2 usage; 3 service error (redrive: a range that
+could not be read or handled).
 
 Flags:
 `
 
 func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
-	sub, code, ok := subcommand(env, "deadletter", args, deadLetterHelp, "list", "replay")
+	sub, code, ok := subcommand(env, "deadletter", args, deadLetterHelp, "list", "replay", "redrive")
 	if !ok {
 		return code
 	}
@@ -48,6 +69,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	consumer := fs.String("consumer", "projector", "consumer whose dead letters to use: projector or archiver")
 	archiveURI := fs.String("archive-uri", "", "--consumer archiver: the archive, s3://BUCKET/PREFIX (default s3://PREFIX-STAGE-archive/archive)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	dryRun := fs.Bool("dry-run", false, "redrive: read the ranges and count their records, hand nothing over")
 	fs.Usage = func() { fmt.Fprint(env.stderr, deadLetterHelp); fs.PrintDefaults() }
 	if code, ok := parse(fs, env, args[1:]); !ok {
 		return code
@@ -79,9 +101,12 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		handle = archiver.NewHandler(a, log).Handle
 	default:
-		if sub == "replay" {
-			return errorf(env, exitUsage, "deadletter replay: --consumer: must be projector or archiver, got %q", *consumer)
+		if sub != "list" {
+			return errorf(env, exitUsage, "deadletter %s: --consumer: must be projector or archiver, got %q", sub, *consumer)
 		}
+	}
+	if sub == "redrive" {
+		return runRedrive(ctx, env, fs.Args(), clients.Streams, handle, *consumer, *dryRun)
 	}
 	letters, err := stack.dl.List(ctx, *consumer)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -127,12 +126,7 @@ func TestRebuildVerifyCLI(t *testing.T) {
 		}
 	}
 
-	env := map[string]string{
-		"STREAMFOLD_DYNAMODB_ENDPOINT": os.Getenv("STREAMFOLD_DYNAMODB_ENDPOINT"),
-		"STREAMFOLD_S3_ENDPOINT":       os.Getenv("STREAMFOLD_S3_ENDPOINT"),
-		"STREAMFOLD_PREFIX":            nA.Prefix,
-		"AWS_REGION":                   "us-east-1",
-	}
+	env := localEnv(nA)
 	cli := func(want int, args ...string) string {
 		t.Helper()
 		code, out, errOut := runCLI(t, env, "", args...)

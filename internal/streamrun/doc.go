@@ -60,4 +60,9 @@
 // Progress is visible through Runner.Stats and Config.Progress: batches,
 // records, retries, poisoned records and the lag of the last record handed
 // over, so a consumer that reads nothing is noticed.
+//
+// ReadRange reads one shard's records between two sequence numbers, as a
+// Lambda on-failure destination names a batch the event source mapping
+// gave up on; `streamfold deadletter redrive` hands them to the consumer
+// again. Records past the stream's retention give ErrTrimmed.
 package streamrun

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/streamfold/streamfold/internal/streamrun"
+)
+
+// onFailureRecord is what a stream event source mapping sends to its
+// on-failure destination (SQS or SNS) for a batch it gave up on: metadata
+// naming the records, not the records.
+type onFailureRecord struct {
+	RequestContext struct {
+		Condition   string `json:"condition"`
+		FunctionArn string `json:"functionArn"`
+	} `json:"requestContext"`
+	Timestamp string `json:"timestamp"`
+	BatchInfo *struct {
+		ShardID             string `json:"shardId"`
+		StartSequenceNumber string `json:"startSequenceNumber"`
+		EndSequenceNumber   string `json:"endSequenceNumber"`
+		StreamArn           string `json:"streamArn"`
+		BatchSize           int    `json:"batchSize"`
+	} `json:"DDBStreamBatchInfo"`
+}
+
+// failedBatch is one batch to redrive, with where it was read from.
+type failedBatch struct {
+	Where     string // "message 2", "message 1 of value 3", ...
+	Condition string
+	Range     streamrun.Range
+	BatchSize int
+}
+
+// parseOnFailure reads on-failure records in any of the shapes a person
+// gets them in: the record itself, one per line or concatenated; a JSON
+// array of them; an SQS message ({"Body": "<record>"}); or the output of
+// `aws sqs receive-message` ({"Messages": [...]}). It names the value and
+// field of the first malformed one.
+func parseOnFailure(r io.Reader) ([]failedBatch, error) {
+	dec := json.NewDecoder(r)
+	var out []failedBatch
+	for n := 1; ; n++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("value %d: not JSON: %w", n, err)
+		}
+		got, err := batchesOf(raw, fmt.Sprintf("value %d", n))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no on-failure record in the input")
+	}
+	return out, nil
+}
+
+func batchesOf(raw json.RawMessage, where string) ([]failedBatch, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '[' {
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		var out []failedBatch
+		for i, it := range items {
+			got, err := batchesOf(it, fmt.Sprintf("%s, item %d", where, i+1))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, got...)
+		}
+		return out, nil
+	}
+	var probe struct {
+		Messages []json.RawMessage `json:"Messages"`
+		Body     *string           `json:"Body"`
+		Message  *string           `json:"Message"` // SNS
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return nil, fmt.Errorf("%s: want a JSON object or array: %w", where, err)
+	}
+	switch {
+	case probe.Messages != nil:
+		var out []failedBatch
+		for i, m := range probe.Messages {
+			got, err := batchesOf(m, fmt.Sprintf("%s, message %d", where, i+1))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, got...)
+		}
+		return out, nil
+	case probe.Body != nil:
+		return batchesOf(json.RawMessage(*probe.Body), where+" (its Body)")
+	case probe.Message != nil:
+		return batchesOf(json.RawMessage(*probe.Message), where+" (its Message)")
+	}
+	var rec onFailureRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if rec.BatchInfo == nil {
+		return nil, fmt.Errorf("%s: no DDBStreamBatchInfo: not the on-failure record of a DynamoDB stream event source mapping", where)
+	}
+	b := failedBatch{Where: where, Condition: rec.RequestContext.Condition, BatchSize: rec.BatchInfo.BatchSize, Range: streamrun.Range{
+		StreamARN: rec.BatchInfo.StreamArn, ShardID: rec.BatchInfo.ShardID,
+		Start: rec.BatchInfo.StartSequenceNumber, End: rec.BatchInfo.EndSequenceNumber,
+	}}
+	if err := b.Range.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: DDBStreamBatchInfo: %s", where, strings.TrimPrefix(err.Error(), "streamrun: range: "))
+	}
+	return []failedBatch{b}, nil
+}
+
+// runRedrive is `deadletter redrive`: args holds FILE or "-".
+func runRedrive(ctx context.Context, env *cliEnv, args []string, streams streamrun.StreamsAPI, handle streamrun.Handler, consumer string, dryRun bool) int {
+	if len(args) != 1 {
+		return errorf(env, exitUsage, "deadletter redrive: want one argument, the file of on-failure messages (- for standard input), got %d", len(args))
+	}
+	in := env.stdin
+	if args[0] != "-" {
+		f, err := os.Open(args[0])
+		if err != nil {
+			return errorf(env, exitUsage, "deadletter redrive: %v", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	batches, err := parseOnFailure(in)
+	if err != nil {
+		return errorf(env, exitUsage, "deadletter redrive: %s: %v", args[0], err)
+	}
+	res := redrive(ctx, streams, handle, consumer, batches, dryRun)
+	if err := writeJSON(env.stdout, res); err != nil {
+		return errorf(env, exitRuntime, "deadletter redrive: %v", err)
+	}
+	for _, b := range res.Batches {
+		if b.Error != "" {
+			fmt.Fprintf(env.stderr, "deadletter redrive: %s (shard %s, %s..%s): %s: %s\n", b.Where, b.Shard, b.Start, b.End, b.Outcome, b.Error)
+		}
+	}
+	switch {
+	case res.Totals.Failed > 0:
+		return exitRuntime
+	case res.Totals.Trimmed > 0 || res.Totals.Incomplete > 0:
+		return exitFailed
+	}
+	return exitOK
+}
+
+// redriveResult is the JSON summary of `deadletter redrive`.
+type redriveResult struct {
+	Consumer string         `json:"consumer"`
+	DryRun   bool           `json:"dryRun,omitempty"`
+	Batches  []redriveBatch `json:"batches"`
+	Totals   redriveTotals  `json:"totals"`
+}
+
+type redriveBatch struct {
+	Where     string `json:"where"`
+	Shard     string `json:"shardId"`
+	Start     string `json:"startSequenceNumber"`
+	End       string `json:"endSequenceNumber"`
+	BatchSize int    `json:"batchSize"`
+	Read      int    `json:"read"`
+	Redriven  int    `json:"redriven"`
+	// Outcome: "redriven", "read" (dry run), "trimmed", "incomplete" or "failed".
+	Outcome string `json:"outcome"`
+	Error   string `json:"error,omitempty"`
+}
+
+type redriveTotals struct {
+	Batches    int `json:"batches"`
+	Read       int `json:"read"`
+	Redriven   int `json:"redriven"`
+	Trimmed    int `json:"trimmed"`
+	Incomplete int `json:"incomplete"`
+	Failed     int `json:"failed"`
+}
+
+// redriveChunk is how many records go to the handler at once (the event
+// source mapping's default batch size).
+const redriveChunk = 100
+
+// redriveAttempts bounds the handler calls per chunk: a chunk that still
+// reports a failure after them fails the batch.
+const redriveAttempts = 5
+
+// redrive reads each batch's records from the stream and hands them to the
+// consumer's handler, in chunks, resuming a chunk at the record it reports
+// failed, as the event source mapping would.
+func redrive(ctx context.Context, streams streamrun.StreamsAPI, handle streamrun.Handler, consumer string, batches []failedBatch, dryRun bool) redriveResult {
+	res := redriveResult{Consumer: consumer, DryRun: dryRun, Batches: []redriveBatch{}}
+	for _, b := range batches {
+		rb := redriveBatch{Where: b.Where, Shard: b.Range.ShardID, Start: b.Range.Start, End: b.Range.End, BatchSize: b.BatchSize}
+		recs, err := streamrun.ReadRange(ctx, streams, b.Range)
+		rb.Read = len(recs)
+		switch {
+		case errors.Is(err, streamrun.ErrTrimmed):
+			rb.Outcome, rb.Error = "trimmed", err.Error()+"; the events are still in the event table for 14 days and in the archive: rebuild the projections from the archive (streamfold rebuild --from-archive ... --into in-place)"
+		case errors.Is(err, streamrun.ErrRangeIncomplete) && len(recs) == 0:
+			rb.Outcome, rb.Error = "incomplete", err.Error()
+		case err != nil && !errors.Is(err, streamrun.ErrRangeIncomplete):
+			rb.Outcome, rb.Error = "failed", err.Error()
+		case dryRun:
+			rb.Outcome = "read"
+			if err != nil {
+				rb.Outcome, rb.Error = "incomplete", err.Error()
+			}
+		default:
+			n, herr := handleAll(ctx, handle, recs)
+			rb.Redriven = n
+			switch {
+			case herr != nil:
+				rb.Outcome, rb.Error = "failed", herr.Error()
+			case err != nil:
+				rb.Outcome, rb.Error = "incomplete", err.Error()
+			default:
+				rb.Outcome = "redriven"
+			}
+		}
+		res.Totals.Batches++
+		res.Totals.Read += rb.Read
+		res.Totals.Redriven += rb.Redriven
+		switch rb.Outcome {
+		case "trimmed":
+			res.Totals.Trimmed++
+		case "incomplete":
+			res.Totals.Incomplete++
+		case "failed":
+			res.Totals.Failed++
+		}
+		res.Batches = append(res.Batches, rb)
+	}
+	return res
+}
+
+// handleAll hands recs to handle in chunks and returns how many were
+// handled; a chunk is resumed at the record the handler reports failed, up
+// to redriveAttempts calls per chunk.
+func handleAll(ctx context.Context, handle streamrun.Handler, recs []events.DynamoDBEventRecord) (int, error) {
+	done := 0
+	for done < len(recs) {
+		chunk := recs[done:min(done+redriveChunk, len(recs))]
+		var lastErr error
+		for attempt := 1; ; attempt++ {
+			resp, err := handle(ctx, events.DynamoDBEvent{Records: chunk})
+			failedAt := -1
+			if err == nil && len(resp.BatchItemFailures) > 0 {
+				failedAt = indexOfSeq(chunk, resp.BatchItemFailures)
+				err = fmt.Errorf("the handler reported record %s failed", chunk[max(failedAt, 0)].Change.SequenceNumber)
+			}
+			if err == nil {
+				done += len(chunk)
+				break
+			}
+			lastErr = err
+			if failedAt > 0 {
+				done += failedAt
+				chunk = chunk[failedAt:]
+			}
+			if attempt >= redriveAttempts || ctx.Err() != nil {
+				return done, fmt.Errorf("after %d attempts: %w", attempt, lastErr)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+			}
+		}
+	}
+	return done, nil
+}
+
+// indexOfSeq returns the position in chunk of the lowest reported failure,
+// 0 when none matches (the whole chunk again, as Lambda does).
+func indexOfSeq(chunk []events.DynamoDBEventRecord, failures []events.DynamoDBBatchItemFailure) int {
+	best := -1
+	for _, f := range failures {
+		for i, r := range chunk {
+			if r.Change.SequenceNumber == f.ItemIdentifier && (best < 0 || i < best) {
+				best = i
+			}
+		}
+	}
+	return max(best, 0)
+}
