@@ -20,6 +20,7 @@ import (
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
+	"github.com/streamfold/streamfold/schema/provision"
 )
 
 func quietLog() *slog.Logger {
@@ -40,8 +41,22 @@ func newPipeline(t *testing.T) *pipeline { return newPipelineTB(t) }
 
 func newPipelineTB(t testing.TB) *pipeline {
 	t.Helper()
+	return newPipelineOn(t, testenv.Tables)
+}
+
+// newSeedPipeline is newPipeline for the seeds' examples, whose fixed dates
+// lie long before their projections' TTLs: its tables have TTL off, so
+// that DynamoDB Local does not delete projections while the test reads
+// them.
+func newSeedPipeline(t *testing.T) *pipeline {
+	t.Helper()
+	return newPipelineOn(t, testenv.TablesWithoutTTL)
+}
+
+func newPipelineOn(t testing.TB, tables func(testing.TB, *awsclient.Clients) (schema.Naming, []provision.Result)) *pipeline {
+	t.Helper()
 	c := testenv.Clients(t)
-	n, res := testenv.Tables(t, c)
+	n, res := tables(t, c)
 	p := &pipeline{c: c, n: n, stream: testenv.EventStream(t, res)}
 	var err error
 	if p.store, err = projector.NewDynamoStore(c.DynamoDB, n); err != nil {
@@ -162,7 +177,7 @@ func sAttr(item map[string]types.AttributeValue, k string) string {
 // Local, consumes the real stream with streamfold's runner and checks the
 // projections: against the reference fold in full, and the seeds' figures.
 func TestSeedExamplesThroughTheStream(t *testing.T) {
-	p := newPipeline(t)
+	p := newSeedPipeline(t)
 	files, _ := filepath.Glob("testdata/fold/seed00*.ndjson")
 	if len(files) != 4 {
 		t.Fatalf("want 4 seed fixtures, found %v", files)
@@ -225,7 +240,7 @@ func TestSeedExamplesThroughTheStream(t *testing.T) {
 // between valid events: they land in the dead-letter table with the raw
 // record, the error and the position, and the shard keeps moving.
 func TestPoisonRecordsAreDeadLettered(t *testing.T) {
-	p := newPipeline(t)
+	p := newSeedPipeline(t)
 	evs := readNDJSON(t, "testdata/fold/seed004_messages.ndjson")
 	p.append(t, evs[:2])
 	table := p.n.Table(schema.TableEvents)
