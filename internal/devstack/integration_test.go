@@ -3,6 +3,7 @@ package devstack
 import (
 	"context"
 	"errors"
+	mathrand "math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,12 +14,31 @@ import (
 	"time"
 )
 
-// Ports of the integration test: not the dev stack's defaults (8766/9766), so
-// the test can run while a developer's `streamfold dev up` stack is running.
-const (
-	itDynamoDBPort = 18766
-	itS3Port       = 19766
-)
+// freePorts returns a port p such that p, ..., p+n-1 are free on 127.0.0.1
+// (each was listened on and released). Ports come at random from
+// 20000-27999: not the dev stack's (8766/9766), the test stacks' (28766 and
+// up) nor the usual ephemeral range, so the test runs beside any of them,
+// and beside another run of itself.
+func freePorts(t *testing.T, n int) int {
+	t.Helper()
+	for range 200 {
+		p := 20000 + mathrand.IntN(8000-n)
+		free := true
+		for i := range n {
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+i)))
+			if err != nil {
+				free = false
+				break
+			}
+			l.Close()
+		}
+		if free {
+			return p
+		}
+	}
+	t.Fatalf("no %d free consecutive ports in 20000-27999", n)
+	return 0
+}
 
 // toolsDir finds the installed tools: $TOOLS_DIR, else .tools at the module root.
 // It skips the test when they are missing, or fails it when
@@ -58,6 +78,8 @@ func TestIntegrationUpCheckDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: starts DynamoDB Local and MinIO (-short)")
 	}
+	// MinIO takes two ports: the API's and the console's (the next one).
+	itDynamoDBPort, itS3Port := freePorts(t, 1), freePorts(t, 2)
 	cfg := Config{
 		ToolsDir:     toolsDir(t),
 		StateDir:     t.TempDir(),
@@ -107,7 +129,7 @@ func TestIntegrationUpCheckDown(t *testing.T) {
 			t.Errorf("%s: log file: %v", s.Name, err)
 		}
 	}
-	if up.DynamoDB.Endpoint != "http://127.0.0.1:18766" || up.S3.Endpoint != "http://127.0.0.1:19766" {
+	if up.DynamoDB.Endpoint != "http://127.0.0.1:"+strconv.Itoa(itDynamoDBPort) || up.S3.Endpoint != "http://127.0.0.1:"+strconv.Itoa(itS3Port) {
 		t.Errorf("endpoints = %q, %q", up.DynamoDB.Endpoint, up.S3.Endpoint)
 	}
 
@@ -190,8 +212,8 @@ func TestIntegrationNotReadyShowsLog(t *testing.T) {
 	cfg := Config{
 		ToolsDir:     toolsDir(t),
 		StateDir:     t.TempDir(),
-		DynamoDBPort: itDynamoDBPort + 10,
-		S3Port:       itS3Port + 10,
+		DynamoDBPort: freePorts(t, 1),
+		S3Port:       freePorts(t, 2),
 		StartTimeout: 60 * time.Second,
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.2", strconv.Itoa(cfg.DynamoDBPort)))
