@@ -63,16 +63,13 @@ func (s *server) pendingTasks(r *http.Request) (any, error) {
 func (s *server) metrics(r *http.Request) (any, error) {
 	q := r.URL.Query()
 	date, wt := q.Get("date"), q.Get("workflowType")
+	if date != "" && (q.Get("from") != "" || q.Get("to") != "") {
+		return nil, paramError("from", "is only for a series (no date)")
+	}
 	switch {
 	case date != "" && wt != "":
-		if q.Get("from") != "" || q.Get("to") != "" {
-			return nil, paramError("from", "is only for a series (no date)")
-		}
 		return s.q.Metrics(r.Context(), date, wt)
 	case date != "":
-		if q.Get("from") != "" || q.Get("to") != "" {
-			return nil, paramError("from", "is only for a series (no date)")
-		}
 		c, err := s.q.CompareMetrics(r.Context(), date)
 		if err != nil {
 			return nil, err

@@ -286,10 +286,8 @@ func (a *Archive) Compact(ctx context.Context, table, date string, opts CompactO
 	})
 	if errors.Is(err, ErrCompactionConflict) {
 		// Nothing of ours is listed: remove it all.
-		for _, k := range written {
-			if derr := a.delete(ctx, k); derr != nil {
-				return st, errors.Join(err, derr)
-			}
+		if derr := a.deleteAll(ctx, written); derr != nil {
+			return st, errors.Join(err, derr)
 		}
 		return st, errors.Join(err, a.delete(ctx, a.l.journalKey(table, date, j.ID)))
 	}
@@ -363,17 +361,7 @@ func (a *Archive) recoverJournals(ctx context.Context, table, date string, opts 
 		if err != nil {
 			return err
 		}
-		var unlistedIn, unlisted []string
-		for _, k := range j.Inputs {
-			if !m.has(a.l.uri(k)) {
-				unlistedIn = append(unlistedIn, k)
-			}
-		}
-		for _, k := range j.Outputs {
-			if !m.has(a.l.uri(k)) {
-				unlisted = append(unlisted, k)
-			}
-		}
+		unlistedIn, unlisted := a.unlisted(m, j.Inputs), a.unlisted(m, j.Outputs)
 		if len(unlistedIn) > 0 && opts.Grace > 0 {
 			now := a.cfg.Now().UTC()
 			if j.SwappedAt == nil {
@@ -397,6 +385,17 @@ func (a *Archive) recoverJournals(ctx context.Context, table, date string, opts 
 		st.Recovered++
 	}
 	return nil
+}
+
+// unlisted returns the keys whose URIs m does not list.
+func (a *Archive) unlisted(m manifest, keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if !m.has(a.l.uri(k)) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // lock takes the partition's compaction lock and returns its release.

@@ -4,10 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/streamfold/streamfold/schema/streamimage"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
 // DateLayout is the layout of event_date partition values.

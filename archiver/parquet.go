@@ -128,7 +128,7 @@ func Encode(w io.Writer, table string, recs []Record, opts EncodeOptions) error 
 	for i := range recs {
 		sorted[i] = &recs[i]
 	}
-	slices.SortStableFunc(sorted, func(a, b *Record) int { return compareRecords(a, b) })
+	slices.SortStableFunc(sorted, compareRecords)
 	for _, r := range sorted {
 		if err := enc.write(r); err != nil {
 			return err

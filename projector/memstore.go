@@ -66,20 +66,23 @@ func (m *MemStore) Commit(_ context.Context, tx Tx) error {
 			return fmt.Errorf("%w: %s stored version %d, expected %d", ErrConflict, p.Subject, cur.Version, p.Expected)
 		}
 	}
+	ids := make([]string, len(tx.Items)) // each item's row in m.items
 	seen := map[string]bool{}
-	for _, it := range tx.Items {
+	for i, it := range tx.Items {
 		spec, ok := schema.TableSpec(it.Table)
 		if !ok {
 			return fmt.Errorf("projector: item of unknown table %q", it.Table)
 		}
-		if _, ok := spec.Key(it.Item); !ok {
+		key, ok := spec.Key(it.Item)
+		if !ok {
 			return fmt.Errorf("projector: %s item lacks its key attributes", it.Table)
 		}
-		id := it.Table + "\x00" + keyString(keyOf(it.Table, it.Item))
+		id := it.Table + "\x00" + keyString(key)
 		if seen[id] {
 			return fmt.Errorf("projector: two actions on one item %s", id)
 		}
 		seen[id] = true
+		ids[i] = id
 	}
 	// Validate deltas before applying anything (atomicity).
 	for _, d := range tx.Deltas {
@@ -96,12 +99,12 @@ func (m *MemStore) Commit(_ context.Context, tx Tx) error {
 		st.State = append([]byte(nil), st.State...)
 		m.states[p.Subject] = st
 	}
-	for _, it := range tx.Items {
+	for i, it := range tx.Items {
 		cp := make(map[string]types.AttributeValue, len(it.Item))
 		for k, v := range it.Item {
 			cp[k] = v
 		}
-		m.items[it.Table+"\x00"+keyString(keyOf(it.Table, it.Item))] = cp
+		m.items[ids[i]] = cp
 	}
 	for _, d := range tx.Deltas {
 		id := d.RowID()

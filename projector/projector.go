@@ -258,53 +258,24 @@ func sameItem(a, b map[string]types.AttributeValue) bool {
 // that held prev's contributions hold next's. Rows whose counters do not
 // change are omitted.
 func Diff(prev, next []Contribution) []Contribution {
-	rows := map[string]*Contribution{}
+	var sums counterRows
 	prevAttrs := map[string]map[string]types.AttributeValue{}
-	var order []string
-	get := func(c Contribution) *Contribution {
-		id := c.RowID()
-		r, ok := rows[id]
-		if !ok {
-			r = &Contribution{Table: c.Table, Key: c.Key, Attrs: c.Attrs, Counters: map[string]int64{}, Scale: map[string]int{}}
-			rows[id] = r
-			order = append(order, id)
-		}
-		for k, s := range c.Scale {
-			r.Scale[k] = s
-		}
-		return r
-	}
 	for _, c := range prev {
-		r := get(c)
-		prevAttrs[c.RowID()] = c.Attrs
-		for k, v := range c.Counters {
-			r.Counters[k] -= v
+		if r, created := sums.add(c, -1); created {
+			r.Attrs = c.Attrs
 		}
+		prevAttrs[c.RowID()] = c.Attrs
 	}
 	for _, c := range next {
-		r := get(c)
+		r, _ := sums.add(c, 1)
 		r.Attrs = c.Attrs
-		for k, v := range c.Counters {
-			r.Counters[k] += v
-		}
 	}
-	sort.Strings(order)
-	var out []Contribution
-	for _, id := range order {
-		r := rows[id]
-		nonZero := false
-		for _, v := range r.Counters {
-			nonZero = nonZero || v != 0
-		}
+	return sums.sorted(func(id string, r *Contribution, moved bool) bool {
 		// A row is also written when its static attributes changed (e.g.
 		// a run's workflow name learned after its first job was counted).
 		pa, hadPrev := prevAttrs[id]
-		attrsChanged := hadPrev && len(r.Attrs) > 0 && !sameItem(pa, r.Attrs)
-		if nonZero || attrsChanged {
-			out = append(out, *r)
-		}
-	}
-	return out
+		return moved || hadPrev && len(r.Attrs) > 0 && !sameItem(pa, r.Attrs)
+	})
 }
 
 // mergeDeltas sums deltas of the same row. Unlike Diff it keeps a row whose
@@ -312,16 +283,9 @@ func Diff(prev, next []Contribution) []Contribution {
 // set static attributes (e.g. a run's workflow name learned after a runner
 // event already counted its job) and must not be dropped.
 func mergeDeltas(ds []Contribution) []Contribution {
-	rows := map[string]*Contribution{}
-	var order []string
+	var sums counterRows
 	for _, d := range ds {
-		id := d.RowID()
-		r, ok := rows[id]
-		if !ok {
-			r = &Contribution{Table: d.Table, Key: d.Key, Counters: map[string]int64{}, Scale: map[string]int{}}
-			rows[id] = r
-			order = append(order, id)
-		}
+		r, _ := sums.add(d, 1)
 		if len(d.Attrs) > 0 {
 			if r.Attrs == nil {
 				r.Attrs = map[string]types.AttributeValue{}
@@ -330,22 +294,54 @@ func mergeDeltas(ds []Contribution) []Contribution {
 				r.Attrs[k] = v
 			}
 		}
-		for k, v := range d.Counters {
-			r.Counters[k] += v
-		}
-		for k, v := range d.Scale {
-			r.Scale[k] = v
-		}
 	}
-	sort.Strings(order)
-	out := make([]Contribution, 0, len(order))
-	for _, id := range order {
-		r := rows[id]
-		nonZero := false
-		for _, v := range r.Counters {
-			nonZero = nonZero || v != 0
+	return sums.sorted(func(_ string, r *Contribution, moved bool) bool {
+		return moved || len(r.Attrs) > 0
+	})
+}
+
+// counterRows sums contributions per counter row: the skeleton of Diff and
+// mergeDeltas, which differ in how they treat attributes and which rows
+// they keep.
+type counterRows struct {
+	rows  map[string]*Contribution
+	order []string
+}
+
+// add adds sign times c's counters to c's row and takes c's scales. A row
+// seen first is created without attributes; created reports that.
+func (s *counterRows) add(c Contribution, sign int64) (r *Contribution, created bool) {
+	id := c.RowID()
+	r, ok := s.rows[id]
+	if !ok {
+		if s.rows == nil {
+			s.rows = map[string]*Contribution{}
 		}
-		if nonZero || len(r.Attrs) > 0 {
+		r = &Contribution{Table: c.Table, Key: c.Key, Counters: map[string]int64{}, Scale: map[string]int{}}
+		s.rows[id] = r
+		s.order = append(s.order, id)
+	}
+	for k, v := range c.Counters {
+		r.Counters[k] += sign * v
+	}
+	for k, v := range c.Scale {
+		r.Scale[k] = v
+	}
+	return r, !ok
+}
+
+// sorted returns, in RowID order, the rows keep accepts; moved tells keep
+// whether any counter of the row is non-zero.
+func (s *counterRows) sorted(keep func(id string, r *Contribution, moved bool) bool) []Contribution {
+	sort.Strings(s.order)
+	var out []Contribution
+	for _, id := range s.order {
+		r := s.rows[id]
+		moved := false
+		for _, v := range r.Counters {
+			moved = moved || v != 0
+		}
+		if keep(id, r, moved) {
 			out = append(out, *r)
 		}
 	}
@@ -444,7 +440,11 @@ func (p *Projector) commitAll(ctx context.Context, plans, unchanged []plan, fail
 		for k := range d.Counters {
 			r.Counters[k] = 0
 		}
-		deriveFor[id] = append(deriveFor[id], subject)
+		// A plan adds its rows in one go: a subject already waiting on
+		// this row is the last one listed.
+		if fs := deriveFor[id]; len(fs) == 0 || fs[len(fs)-1] != subject {
+			deriveFor[id] = append(fs, subject)
+		}
 	}
 	for _, pl := range unchanged {
 		for _, d := range pl.rederive {

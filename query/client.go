@@ -7,13 +7,11 @@ import (
 	"sort"
 	"strconv"
 	"sync/atomic"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -346,6 +344,3 @@ func avN(n int64) types.AttributeValue {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
-
-// formatTime is the time format of every projection's date attributes.
-func formatTime(t time.Time) string { return projector.FormatTime(t) }

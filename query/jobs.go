@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -75,7 +77,7 @@ func (c *Client) jobsByStatus(installation int64, status string, before time.Tim
 	k := newCond().eq("installation_id", avN(installation)).eq("status", avS(status))
 	b := ""
 	if !before.IsZero() {
-		b = formatTime(before)
+		b = projector.FormatTime(before)
 		k.op("created_at", "<", avS(b))
 	}
 	return paged{
@@ -177,7 +179,7 @@ func (c *Client) repoStats(ctx context.Context, base *dynamodb.QueryInput) (Repo
 		switch concl := str(it, "conclusion"); {
 		case concl == "success":
 			st.Succeeded++
-		case isFailed(concl):
+		case slices.Contains(FailedConclusions, concl):
 			st.Failed++
 		}
 		s, err1 := time.Parse(time.RFC3339Nano, str(it, "started_at"))
@@ -196,15 +198,6 @@ func (c *Client) repoStats(ctx context.Context, base *dynamodb.QueryInput) (Repo
 		st.AvgDurationMs = &a
 	}
 	return st, nil
-}
-
-func isFailed(conclusion string) bool {
-	for _, f := range FailedConclusions {
-		if conclusion == f {
-			return true
-		}
-	}
-	return false
 }
 
 // RunView is a workflow run: its summary row, its jobs and whether it is

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/schema"
 )
 
 // TimeRange bounds a date-sorted list; both ends are inclusive and a zero
@@ -44,10 +45,11 @@ func (r TimeRange) params() []string {
 	return []string{"from=" + f(r.From), "to=" + f(r.To)}
 }
 
-// Workflow types of seed 001.
+// Workflow types of seed 001 (schema.WorkflowStepFunctions and
+// schema.WorkflowDurableFunctions).
 const (
-	StepFunctions    = "step-functions"
-	DurableFunctions = "durable-functions"
+	StepFunctions    = schema.WorkflowStepFunctions
+	DurableFunctions = schema.WorkflowDurableFunctions
 )
 
 // WorkflowTypes lists the workflow types in the order multi-type lists

@@ -26,6 +26,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -676,6 +677,17 @@ func evaluateFiles(t *testing.T, files map[string][]byte, opts evalOptions) *eva
 	if err != nil {
 		t.Fatal(err)
 	}
+	ev, err := evaluateWithFixture(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// evaluateWithFixture evaluates cfg, with the testdata copy standing in for
+// generated/glue_tables.json while the generator has not written it (and
+// opts does not set it).
+func evaluateWithFixture(cfg *tfConfig, opts evalOptions) (*evaluated, error) {
 	if opts.Files == nil {
 		opts.Files = map[string]string{}
 	}
@@ -684,11 +696,15 @@ func evaluateFiles(t *testing.T, files map[string][]byte, opts evalOptions) *eva
 			opts.Files[generatedGlue] = fixtureGlue
 		}
 	}
-	ev, err := evaluate(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ev
+	return evaluate(cfg, opts)
+}
+
+// replaced returns a copy of files in which the first from in file is
+// replaced by to (the mutation tests' set-up).
+func replaced(files map[string][]byte, file, from, to string) map[string][]byte {
+	m := maps.Clone(files)
+	m[file] = []byte(strings.Replace(string(files[file]), from, to, 1))
+	return m
 }
 
 // nilValue is what attr returns for an absent attribute.
@@ -788,20 +804,11 @@ func TestEvaluatorCatchesBadReferences(t *testing.T) {
 			if !strings.Contains(src, tt.from) {
 				t.Fatalf("%s has no %q", tt.file, tt.from)
 			}
-			mutated := map[string][]byte{}
-			for k, v := range files {
-				mutated[k] = v
-			}
-			mutated[tt.file] = []byte(strings.Replace(src, tt.from, tt.to, 1))
-			cfg, err := parseConfig(mutated)
+			cfg, err := parseConfig(replaced(files, tt.file, tt.from, tt.to))
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := evalOptions{Files: map[string]string{}}
-			if _, err := os.Stat(generatedGlue); err != nil {
-				opts.Files[generatedGlue] = fixtureGlue
-			}
-			_, err = evaluate(cfg, opts)
+			_, err = evaluateWithFixture(cfg, evalOptions{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("evaluate() = %v, want an error containing %q", err, tt.want)
 			}

@@ -179,12 +179,7 @@ func TestESMCheckCatchesDrift(t *testing.T) {
 			if strings.Count(src, tt.from) != 1 {
 				t.Fatalf("streams.tf has %d occurrences of %q, want 1", strings.Count(src, tt.from), tt.from)
 			}
-			mutated := map[string][]byte{}
-			for k, v := range files {
-				mutated[k] = v
-			}
-			mutated["terraform/streams.tf"] = []byte(strings.Replace(src, tt.from, tt.to, 1))
-			got := checkESMs(evaluateFiles(t, mutated, evalOptions{}))
+			got := checkESMs(evaluateFiles(t, replaced(files, "terraform/streams.tf", tt.from, tt.to), evalOptions{}))
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("checkESMs reported\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))
 			}

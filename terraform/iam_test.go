@@ -368,12 +368,7 @@ func TestIAMCatchesProblems(t *testing.T) {
 			if strings.Count(src, tt.from) != 1 {
 				t.Fatalf("%s has %d occurrences of %q, want 1", tt.file, strings.Count(src, tt.from), tt.from)
 			}
-			mutated := map[string][]byte{}
-			for k, v := range files {
-				mutated[k] = v
-			}
-			mutated[tt.file] = []byte(strings.Replace(src, tt.from, tt.to, 1))
-			ev := evaluateFiles(t, mutated, evalOptions{})
+			ev := evaluateFiles(t, replaced(files, tt.file, tt.from, tt.to), evalOptions{})
 			got := checkIAM(ev, expectedGrants())
 			for _, w := range tt.want {
 				found := false

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -25,6 +24,8 @@ var testOnlyEnv = map[string]bool{
 	"STREAMFOLD_S3_ENDPOINT":       true,
 }
 
+var packageMainRE = regexp.MustCompile(`(?m)^package main\b`)
+
 // hasMain reports whether cmd/<name> holds a main package (non-test Go files).
 func hasMain(name string) (bool, []string, error) {
 	paths, err := filepath.Glob(filepath.Join("..", "cmd", name, "*.go"))
@@ -42,7 +43,7 @@ func hasMain(name string) (bool, []string, error) {
 			return false, nil, err
 		}
 		srcs = append(srcs, string(b))
-		if regexp.MustCompile(`(?m)^package main\b`).Match(b) {
+		if packageMainRE.Match(b) {
 			main = true
 		}
 	}
@@ -60,12 +61,7 @@ func envNames(srcs []string) []string {
 			seen[m[1]] = true
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return sortedMapKeys(seen)
 }
 
 func TestLambdaFunctions(t *testing.T) {
@@ -118,17 +114,15 @@ func TestLambdaFunctions(t *testing.T) {
 			t.Logf("cmd/%s has no main package yet: `make package` skips it and a plan fails until it exists", name)
 			continue
 		}
+		read := map[string]bool{}
 		for _, n := range envNames(srcs) {
+			read[n] = true
 			switch {
 			case testOnlyEnv[n] && set[n]:
 				t.Errorf("%s: sets %s, a test-only override", in.Addr, n)
 			case !testOnlyEnv[n] && !set[n]:
 				t.Errorf("%s: cmd/%s reads %s but Terraform does not set it", in.Addr, name, n)
 			}
-		}
-		read := map[string]bool{}
-		for _, n := range envNames(srcs) {
-			read[n] = true
 		}
 		for n := range set {
 			if !read[n] {

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -51,7 +52,7 @@ func (d Difference) String() string {
 		return *v
 	}
 	key := make([]string, 0, len(d.Key))
-	for _, k := range sortedNames(d.Key) {
+	for _, k := range slices.Sorted(maps.Keys(d.Key)) {
 		key = append(key, k+"="+d.Key[k])
 	}
 	where := d.Table + " " + strings.Join(key, " ")
@@ -62,15 +63,6 @@ func (d Difference) String() string {
 		return fmt.Sprintf("%s: row not explained by the archive (projection %s %s)", where, d.Attribute, show(d.Projection))
 	}
 	return fmt.Sprintf("%s: %s: archive %s, projection %s", where, d.Attribute, show(d.Archive), show(d.Projection))
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // keyNames returns the primary key attribute names of a logical table.
@@ -194,7 +186,7 @@ func Compare(kind RowKind, archive, live []map[string]types.AttributeValue, tol 
 	add(archive, false)
 	add(live, true)
 	var out []Difference
-	for _, id := range sortedNames(rows) {
+	for _, id := range slices.Sorted(maps.Keys(rows)) {
 		p := rows[id]
 		d := Difference{Kind: kind.Name, Table: kind.Table, Key: p.key}
 		switch {
@@ -218,7 +210,7 @@ func Compare(kind RowKind, archive, live []map[string]types.AttributeValue, tol 
 		for k := range p.proj {
 			names[k] = true
 		}
-		for _, name := range sortedNames(names) {
+		for _, name := range slices.Sorted(maps.Keys(names)) {
 			t := kind.Derived[name]
 			if o, ok := tol[name]; ok {
 				t = o

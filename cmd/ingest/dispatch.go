@@ -117,7 +117,12 @@ func (d *dispatcher) Handle(ctx context.Context, raw json.RawMessage) (any, erro
 // writeBadEvent answers a function URL event that is not a valid request
 // (functionurl.BadRequestFunc) in the webhook's error shape.
 func writeBadEvent(w http.ResponseWriter, err error) {
+	writeError(w, http.StatusBadRequest, err.Error())
+}
+
+// writeError answers status with the webhook's error shape, {"error":msg}.
+func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -63,9 +62,7 @@ func (l *lazyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h, err := l.get(r.Context())
 	if err != nil {
 		l.log.ErrorContext(r.Context(), "github webhook", "outcome", "unavailable", "status", http.StatusServiceUnavailable, "error", err.Error())
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_ = json.NewEncoder(w).Encode(map[string]string{"error": "webhook secret unavailable; redeliver later"})
+		writeError(w, http.StatusServiceUnavailable, "webhook secret unavailable; redeliver later")
 		return
 	}
 	h.ServeHTTP(w, r)

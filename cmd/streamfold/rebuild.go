@@ -96,11 +96,14 @@ func foldProgress(w io.Writer, cmd string) (func(rebuild.Progress), func()) {
 		}
 }
 
-// foldFlags registers the flags that tune the fold of the archive.
+// foldFlags registers the flags that tune the fold of the archive, with
+// rebuild.Options' defaults.
 func foldFlags(fs *flag.FlagSet, o *rebuild.Options) {
-	fs.IntVar(&o.ChunkEvents, "chunk", 2000, "events per projector call (whole subjects)")
-	fs.IntVar(&o.Workers, "workers", 2, "projector calls at once")
-	fs.IntVar(&o.BufferEvents, "buffer", 1_000_000, "events held in memory before they are grouped by subject and projected")
+	var d rebuild.Options
+	d.SetDefaults()
+	fs.IntVar(&o.ChunkEvents, "chunk", d.ChunkEvents, "events per projector call (whole subjects)")
+	fs.IntVar(&o.Workers, "workers", d.Workers, "projector calls at once")
+	fs.IntVar(&o.BufferEvents, "buffer", d.BufferEvents, "events held in memory before they are grouped by subject and projected")
 }
 
 // checkFoldFlags rejects values the options would silently replace by

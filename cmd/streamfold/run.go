@@ -152,7 +152,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "run: %v", err)
 	}
-	runners := []*streamrun.Runner{proj}
+	runs := []*consumerRun{{name: cfg.Consumer, r: proj}}
 	sum := runSummary{DeadLetter: n.Table(schema.TableDeadLetters)}
 	if *archive {
 		a, err := openArchive(clients, n, *archiveURI)
@@ -172,43 +172,52 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 		if err != nil {
 			return errorf(env, exitUsage, "run: archiver: %v", err)
 		}
-		runners = append(runners, arch)
+		runs = append(runs, &consumerRun{name: acfg.Consumer, r: arch})
 	}
 	began := time.Now()
-	errs := make([]error, len(runners))
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for i, r := range runners {
+	for _, c := range runs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if errs[i] = r.Run(runCtx); errs[i] != nil {
+			if c.err = c.r.Run(runCtx); c.err != nil {
 				cancel() // one consumer failing stops the other: say so rather than run half a pipeline
 			}
 		}()
 	}
 	wg.Wait()
 	sum.Seconds = time.Since(began).Seconds()
-	sum.Projector = consumerSummary{Stats: proj.Stats(), Consumer: cfg.Consumer}
-	if errs[0] != nil {
-		sum.Projector.Error = errs[0].Error()
-	}
-	if len(runners) > 1 {
-		sum.Archiver = &consumerSummary{Stats: runners[1].Stats(), Consumer: acfg.Consumer}
-		if errs[1] != nil {
-			sum.Archiver.Error = errs[1].Error()
-		}
+	sum.Projector = runs[0].summary()
+	if len(runs) > 1 {
+		a := runs[1].summary()
+		sum.Archiver = &a
 	}
 	if err := writeJSON(env.stdout, sum); err != nil {
 		return errorf(env, exitRuntime, "run: %v", err)
 	}
-	for i, err := range errs {
-		if err != nil && ctx.Err() == nil {
-			return errorf(env, exitRuntime, "run: %s: %v", []string{cfg.Consumer, acfg.Consumer}[i], err)
+	for _, c := range runs {
+		if c.err != nil && ctx.Err() == nil {
+			return errorf(env, exitRuntime, "run: %s: %v", c.name, c.err)
 		}
 	}
 	return exitOK
+}
+
+// consumerRun is one consumer's Runner and how its Run ended.
+type consumerRun struct {
+	name string
+	r    *streamrun.Runner
+	err  error
+}
+
+func (c *consumerRun) summary() consumerSummary {
+	s := consumerSummary{Stats: c.r.Stats(), Consumer: c.name}
+	if c.err != nil {
+		s.Error = c.err.Error()
+	}
+	return s
 }
 
 // printProgress prints a consumer's counters (streamrun calls it once a

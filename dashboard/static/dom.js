@@ -108,6 +108,12 @@ export function isDate(v) {
   return typeof v === "string" && /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(v + "T00:00:00Z"));
 }
 
+// errText is the text a section shows for a failed request: an APIError's
+// text(), else the error as a string.
+export function errText(e) {
+  return e && e.text ? e.text() : String(e);
+}
+
 // setState marks a section's status line: loading, ready, empty or error.
 // The element carries data-state for tests and the message as its text.
 export function setState(el, state, message) {

@@ -2,7 +2,7 @@
 // status and a date range, one page of executions, Next/Previous by cursor.
 
 import * as api from "./api.js";
-import { fmtDuration, fmtInt, fmtTime, h, num, setState, today } from "./dom.js";
+import { errText, fmtDuration, fmtInt, fmtTime, h, num, setState, today } from "./dom.js";
 import { hidePager, setPager } from "./pager.js";
 import { go, val } from "./state.js";
 
@@ -81,7 +81,7 @@ export async function load(p) {
   } catch (e) {
     body.replaceChildren();
     count.textContent = "0";
-    setState(state, "error", e.text ? e.text() : String(e));
+    setState(state, "error", errText(e));
     return;
   }
   const items = page.items || [];

@@ -4,7 +4,7 @@
 // one run's jobs and whether the run is complete.
 
 import * as api from "./api.js";
-import { fmtDuration, fmtInt, fmtPct, fmtTime, h, num, setState } from "./dom.js";
+import { errText, fmtDuration, fmtInt, fmtPct, fmtTime, h, num, setState } from "./dom.js";
 import { hidePager, setPager } from "./pager.js";
 import { go, href, val } from "./state.js";
 
@@ -128,20 +128,13 @@ function row(it, f, stuckKeys) {
   );
 }
 
-// setRepoStats shows a repository's stats: {total, success_rate |
-// successRate, avg_duration_ms | avgDurationMs, ...}.
+// setRepoStats shows a repository's stats (the API's RepoStats:
+// successRate, avgDurationMs).
 function setRepoStats(st) {
-  const rate = st ? num(pick(st, ["successRate", "success_rate"])) : null;
-  const avgMs = st ? num(pick(st, ["avgDurationMs", "avg_duration_ms"])) : null;
-  const avgS = st ? num(pick(st, ["avgDurationSeconds", "avg_duration_seconds"])) : null;
-  const dur = avgMs !== null ? avgMs / 1000 : avgS;
+  const rate = st ? num(st.successRate) : null;
+  const avgMs = st ? num(st.avgDurationMs) : null;
   setValue(document.querySelector('[data-testid="repo-success-rate"]'), rate, fmtPct(rate));
-  setValue(document.querySelector('[data-testid="repo-avg-duration"]'), avgMs !== null ? avgMs : avgS, fmtDuration(dur));
-}
-
-function pick(o, keys) {
-  for (const k of keys) if (o[k] !== undefined && o[k] !== null) return o[k];
-  return null;
+  setValue(document.querySelector('[data-testid="repo-avg-duration"]'), avgMs, fmtDuration(avgMs === null ? null : avgMs / 1000));
 }
 
 async function loadRun(f) {
@@ -196,8 +189,4 @@ async function loadRun(f) {
 function setValue(el, value, text) {
   el.textContent = text;
   el.dataset.value = value === null || value === undefined ? "" : String(value);
-}
-
-function errText(e) {
-  return e && e.text ? e.text() : String(e);
 }

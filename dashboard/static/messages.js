@@ -2,7 +2,7 @@
 // the last N hours, for every stage in one stats request.
 
 import * as api from "./api.js";
-import { fmtInt, fmtPct, h, num, setState } from "./dom.js";
+import { errText, fmtInt, fmtPct, h, num, setState } from "./dom.js";
 import { go, val } from "./state.js";
 
 const PREFIX = "s.";
@@ -29,14 +29,14 @@ export function byStage(resp) {
   return STAGES.map((stage) => found.get(stage) || { stage, counts: {}, total: 0, successRate: null });
 }
 
-// counts reads a stats response: counts by status from "counts" (or
-// "byStatus", or top-level status keys), the total and the success rate.
+// counts reads one stage of a stats response (the API's StageStats): counts
+// by status, the total and the success rate.
 export function counts(st) {
-  const src = (st && (st.counts || st.byStatus || st.by_status)) || st || {};
+  const src = (st && st.counts) || {};
   const out = {};
   for (const s of STATUSES) out[s] = num(src[s]) || 0;
   const total = num(st && st.total) ?? STATUSES.reduce((a, s) => a + out[s], 0);
-  let rate = num(st && (st.successRate ?? st.success_rate));
+  let rate = num(st && st.successRate);
   if (rate === null) rate = out.completed + out.failed > 0 ? out.completed / (out.completed + out.failed) : null;
   return { byStatus: out, total, rate };
 }
@@ -53,7 +53,7 @@ export async function load(p) {
     stats = byStage(await api.get("messages/stats", { hours: f.hours }));
   } catch (e) {
     body.replaceChildren();
-    setState(state, "error", e.text ? e.text() : String(e));
+    setState(state, "error", errText(e));
     return;
   }
   const rows = stats.map((st, i) => {

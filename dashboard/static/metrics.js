@@ -5,7 +5,7 @@
 
 import * as api from "./api.js";
 import { barChart } from "./chart.js";
-import { dateRange, fmtDuration, fmtInt, fmtMoney, fmtPct, h, num, setState, today } from "./dom.js";
+import { dateRange, errText, fmtDuration, fmtInt, fmtMoney, fmtPct, h, num, setState, today } from "./dom.js";
 import { go, val } from "./state.js";
 
 const PREFIX = "m.";
@@ -61,12 +61,8 @@ const SERIES_PAGE = 200;
 // returns them by date.
 async function series(workflowType, from, to) {
   const byDate = {};
-  let cursor = "";
-  do {
-    const page = await api.get("metrics", { workflowType, from, to, limit: SERIES_PAGE, cursor });
-    for (const row of page.items || []) if (row && row.date) byDate[row.date] = row;
-    cursor = page.next || "";
-  } while (cursor);
+  const { items } = await api.all("metrics", { workflowType, from, to, limit: SERIES_PAGE }, Infinity);
+  for (const row of items) if (row && row.date) byDate[row.date] = row;
   return byDate;
 }
 
@@ -109,7 +105,7 @@ async function loadDays(f) {
     foot.replaceChildren();
     svg.replaceChildren();
     svg.classList.add("empty");
-    setState(state, "error", e.text ? e.text() : String(e));
+    setState(state, "error", errText(e));
     return;
   }
   body.replaceChildren(...rows.map((r) => tableRow(r.date, r.byType, "m-" + r.date)));
@@ -166,7 +162,7 @@ async function loadNow() {
     jobs.push(count("workflows/tasks/pending", t.key, "pending-" + t.key));
   }
   const errs = (await Promise.allSettled(jobs)).filter((r) => r.status === "rejected").map((r) => r.reason);
-  if (errs.length) setState(state, "error", errs[0].text ? errs[0].text() : String(errs[0]));
+  if (errs.length) setState(state, "error", errText(errs[0]));
   else setState(state, "ready", "");
 }
 

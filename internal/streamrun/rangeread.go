@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/arn"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
@@ -133,25 +133,22 @@ func ReadRange(ctx context.Context, api StreamsAPI, r Range) ([]events.DynamoDBE
 // retryTransient calls fn until it succeeds, fails for good, or ctx ends,
 // pausing 100 ms, 200 ms, ... up to 5 s between transient failures.
 func retryTransient(ctx context.Context, fn func() error) error {
-	pause := 100 * time.Millisecond
-	for {
+	for attempt := 1; ; attempt++ {
 		err := fn()
 		if err == nil || !transient(err) {
 			return err
 		}
-		if serr := sleep(ctx, pause); serr != nil {
+		if serr := sleep(ctx, expBackoff(100*time.Millisecond, 5*time.Second, attempt)); serr != nil {
 			return err
 		}
-		pause = min(2*pause, 5*time.Second)
 	}
 }
 
-// regionOf returns the region of an ARN (arn:PARTITION:SERVICE:REGION:...),
-// "" when it has none.
-func regionOf(arn string) string {
-	parts := strings.SplitN(arn, ":", 5)
-	if len(parts) < 5 {
+// regionOf returns the region of an ARN, "" when it is not one.
+func regionOf(s string) string {
+	a, err := arn.Parse(s)
+	if err != nil {
 		return ""
 	}
-	return parts[3]
+	return a.Region
 }

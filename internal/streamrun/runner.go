@@ -333,13 +333,20 @@ func (r *Runner) countShards(shards map[string]*shardState) {
 }
 
 // backoff is jittered exponential backoff for the attempt-th failure:
-// between half and all of min(retryMax, retryBase*2^(attempt-1)).
+// between half and all of expBackoff(retryBase, retryMax, attempt).
 func (r *Runner) backoff(attempt int) time.Duration {
-	d := r.retryBase << min(max(attempt-1, 0), 20)
-	if d > r.retryMax || d <= 0 {
-		d = r.retryMax
-	}
+	d := expBackoff(r.retryBase, r.retryMax, attempt)
 	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// expBackoff is min(ceiling, base*2^(attempt-1)), the pause after the
+// attempt-th failure.
+func expBackoff(base, ceiling time.Duration, attempt int) time.Duration {
+	d := base << min(max(attempt-1, 0), 20)
+	if d > ceiling || d <= 0 {
+		d = ceiling
+	}
+	return d
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
