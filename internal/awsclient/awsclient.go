@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/streamfold/streamfold/internal/capacity"
 )
 
 // Config says where the clients connect.
@@ -52,6 +54,15 @@ type Clients struct {
 	Streams  *dynamodbstreams.Client
 	S3       *s3.Client
 	AWS      aws.Config
+}
+
+// MeteredDynamoDB returns a DynamoDB client with c.DynamoDB's configuration
+// (endpoint, credentials, retries; it shares its HTTP connections) whose
+// calls ask for their consumed capacity and record it in m (see
+// capacity.WithMeter). Give each consumer its own Meter to see what each
+// costs.
+func (c *Clients) MeteredDynamoDB(m *capacity.Meter) *dynamodb.Client {
+	return dynamodb.New(c.DynamoDB.Options(), capacity.WithMeter(m))
 }
 
 // New loads the default AWS configuration (environment, shared files, IAM
