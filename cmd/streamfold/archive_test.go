@@ -44,7 +44,7 @@ func TestRunArchivesCompactsAndVerifies(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	code, out, errOut := runCLI(t, env, "", "run", "--until-caught-up", "--quiet", "--batch-size", "200", "--archive-batch-size", "150", "--archive-batch-window", "0s")
+	code, out, errOut := runCLI(t, env, "", "run", "--until-caught-up", "--quiet", "--json", "--batch-size", "200", "--archive-batch-size", "150", "--archive-batch-window", "0s")
 	if code != exitOK {
 		t.Fatalf("run exit %d\n%s\n%s", code, out, errOut)
 	}

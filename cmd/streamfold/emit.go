@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/internal/capacity"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -34,7 +35,13 @@ appended is counted as a duplicate and not written again. Step Functions
 events of state machines without the agent tags are skipped.
 
 Prints a JSON summary on standard output:
-  {"accepted":N,"duplicates":N,"skipped":N,"rejected":[{"line":N,"error":".."}]}
+  {"accepted":N,"duplicates":N,"skipped":N,"rejected":[{"line":N,"error":".."}],
+   "consumedCapacity":{"writeUnits":..,"readUnits":..,"perEvent":{..},"byTable":{..},..}}
+"consumedCapacity" is what the appends cost: the capacity units DynamoDB
+reported for them, per accepted event and its on-demand price per million
+events (see "streamfold run -h" and docs/cost.md). A duplicate is a
+conditional write that failed: DynamoDB reports no units for it (AWS bills
+at least one write unit), so it is counted under byOperation's "failed".
 
 Exit status: 0 nothing rejected; 1 some lines rejected (valid ones written);
 2 usage error; 3 some writes failed or the table could not be reached.
@@ -80,7 +87,8 @@ func runEmit(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "emit: --sfn-tags: %v", err)
 	}
-	app, err := ingest.NewAppender(clients.DynamoDB, ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
+	meter := capacity.NewMeter()
+	app, err := ingest.NewAppender(clients.MeteredDynamoDB(meter), ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
 	if err != nil {
 		return errorf(env, exitUsage, "emit: %v", err)
 	}
@@ -89,7 +97,15 @@ func runEmit(ctx context.Context, env *cliEnv, args []string) int {
 		cfg.Progress = progressPrinter(env.stderr, "emit")
 	}
 	sum, err := ingest.Emit(ctx, in, app, cfg)
-	if werr := writeJSON(env.stdout, sum); werr != nil {
+	out := emitSummary{EmitSummary: sum}
+	if sum != nil {
+		cc := appendCapacity(meter, sum.Accepted, n)
+		out.ConsumedCapacity = &cc
+		if !*quiet {
+			printAppendCapacity(env.stderr, "emit", cc)
+		}
+	}
+	if werr := writeJSON(env.stdout, out); werr != nil {
 		return errorf(env, exitRuntime, "emit: %v", werr)
 	}
 	switch {
@@ -101,6 +117,12 @@ func runEmit(ctx context.Context, env *cliEnv, args []string) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// emitSummary is emit's JSON summary: ingest's, and what the appends cost.
+type emitSummary struct {
+	*ingest.EmitSummary
+	ConsumedCapacity *capacity.Snapshot `json:"consumedCapacity,omitempty"`
 }
 
 // tagSource builds the tag source named by the --sfn-tags flag.

@@ -4,7 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/streamfold/streamfold/archiver"
-	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/capacity"
 	"github.com/streamfold/streamfold/internal/streamrun"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -41,8 +44,24 @@ under its consumer's name (see "streamfold deadletter"); poison records go
 there at once (the archiver also writes them under the archive's errors/
 prefix). Progress and lag are printed on standard error once a second (lag is
 now minus the last record's ApproximateCreationDateTime, which DynamoDB Local
-truncates to the minute); a JSON summary is printed on standard output at the
-end.
+truncates to the minute); a summary is printed on standard output at the end
+(--json: as JSON).
+
+The summary says what each consumer's DynamoDB calls cost: the capacity units
+DynamoDB reported for them (ReturnConsumedCapacity, on DynamoDB Local too:
+it applies AWS's rules), per table and per record, and the on-demand price
+per million records (us-east-1, Standard table class, prices of 2024-11-01).
+Each consumer counts its own calls: its projection writes and reads, its
+checkpoints and its dead letters; stream reads cost no capacity units. In
+--json, each consumer has
+  "consumedCapacity": {"writeUnits", "readUnits",
+    "perRecord": {"write", "read", "dollarsPerMillion"},
+    "byTable": {LOGICAL-TABLE: {"writeUnits", "readUnits", "indexes"}},
+    "byOperation": {OPERATION: {"writeUnits", "readUnits", "calls", "failed"}},
+    "dollars"}
+A failed call (a conditional write that lost, a cancelled transaction)
+reports no capacity and is counted under "failed"; AWS bills it all the
+same (see docs/cost.md).
 
 With --until-caught-up it exits once every shard is drained for both
 consumers; otherwise it runs until interrupted (Ctrl-C stops cleanly after the
@@ -52,6 +71,7 @@ Examples:
   streamfold run --until-caught-up --batch-size 1000
   streamfold run --archive-uri s3://my-bucket/archive --archive-batch-window 30s
   streamfold run --archive=false
+  streamfold run --until-caught-up --json | jq .projector.consumedCapacity.perRecord
 
 Flags:
 `
@@ -61,6 +81,9 @@ type consumerSummary struct {
 	streamrun.Stats
 	Consumer string `json:"consumer"`
 	Error    string `json:"error,omitempty"`
+	// ConsumedCapacity is what the consumer's DynamoDB calls consumed,
+	// with perRecord over Stats.Records.
+	ConsumedCapacity capacity.Snapshot `json:"consumedCapacity"`
 }
 
 type runSummary struct {
@@ -80,8 +103,10 @@ type projectorStack struct {
 	streams string // the event table's stream ARN
 }
 
-func newProjectorStack(ctx context.Context, c *awsclient.Clients, n schema.Naming, consumer string, log *slog.Logger) (*projectorStack, error) {
-	store, err := projector.NewDynamoStore(c.DynamoDB, n)
+// newProjectorStack wires the projector to n's tables through ddb (a
+// metered client, for run, so that its calls count to the projector).
+func newProjectorStack(ctx context.Context, ddb *dynamodb.Client, n schema.Naming, consumer string, log *slog.Logger) (*projectorStack, error) {
+	store, err := projector.NewDynamoStore(ddb, n)
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +114,8 @@ func newProjectorStack(ctx context.Context, c *awsclient.Clients, n schema.Namin
 	if err != nil {
 		return nil, err
 	}
-	dl := projector.NewDeadLetters(c.DynamoDB, n.Table(schema.TableDeadLetters))
-	d, err := c.DynamoDB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(n.Table(schema.TableEvents))})
+	dl := projector.NewDeadLetters(ddb, n.Table(schema.TableDeadLetters))
+	d, err := ddb.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(n.Table(schema.TableEvents))})
 	if err != nil {
 		return nil, fmt.Errorf("describe event table %s: %w", n.Table(schema.TableEvents), err)
 	}
@@ -120,6 +145,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	fs.IntVar(&acfg.MaxRetryAttempts, "archive-max-retries", streamrun.MaxMaxRetryAttempts, "archiver: attempts per failing batch; its failures are S3 outages, so it retries (with backoff) rather than skip a record, like the deployed mapping's -1")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
 	verbose := fs.Bool("v", false, "log every batch (JSON lines on standard error)")
+	asJSON := fs.Bool("json", false, "print the summary as JSON (with each consumer's consumedCapacity)")
 	fs.Usage = func() { fmt.Fprint(env.stderr, runHelp); fs.PrintDefaults() }
 	if code, ok := parse(fs, env, args); !ok {
 		return code
@@ -137,11 +163,15 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: level}))
-	stack, err := newProjectorStack(ctx, clients, n, cfg.Consumer, log)
+	// Each consumer has its own metered client: its projections, checkpoints
+	// and dead letters count to it.
+	projMeter := capacity.NewMeter()
+	projDDB := clients.MeteredDynamoDB(projMeter)
+	stack, err := newProjectorStack(ctx, projDDB, n, cfg.Consumer, log)
 	if err != nil {
 		return errorf(env, exitRuntime, "run: %v", err)
 	}
-	checkpoints := streamrun.NewDynamoCheckpoints(clients.DynamoDB, n.Table(schema.TableCheckpoints))
+	checkpoints := streamrun.NewDynamoCheckpoints(projDDB, n.Table(schema.TableCheckpoints))
 	cfg.StreamARN = stack.streams
 	cfg.Logger = log
 	cfg.OnPoison = stack.dl.OnPoison(cfg.Consumer)
@@ -152,7 +182,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "run: %v", err)
 	}
-	runs := []*consumerRun{{name: cfg.Consumer, r: proj}}
+	runs := []*consumerRun{{name: cfg.Consumer, r: proj, meter: projMeter}}
 	sum := runSummary{DeadLetter: n.Table(schema.TableDeadLetters)}
 	if *archive {
 		a, err := openArchive(clients, n, *archiveURI)
@@ -160,19 +190,22 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 			return errorf(env, exitUsage, "run: --archive-uri: %v", err)
 		}
 		sum.ArchiveURI = a.URI()
+		archMeter := capacity.NewMeter()
+		archDDB := clients.MeteredDynamoDB(archMeter)
 		acfg.StreamARN = stack.streams
 		acfg.Logger = log
 		acfg.BisectOnError = cfg.BisectOnError
 		acfg.UntilCaughtUp = cfg.UntilCaughtUp
-		acfg.OnPoison = stack.dl.OnPoison(acfg.Consumer)
+		acfg.OnPoison = projector.NewDeadLetters(archDDB, n.Table(schema.TableDeadLetters)).OnPoison(acfg.Consumer)
 		if !*quiet {
 			acfg.Progress = printProgress(env, acfg.Consumer)
 		}
-		arch, err := streamrun.New(clients.Streams, checkpoints, archiver.NewHandler(a, log).Handle, acfg)
+		archCheckpoints := streamrun.NewDynamoCheckpoints(archDDB, n.Table(schema.TableCheckpoints))
+		arch, err := streamrun.New(clients.Streams, archCheckpoints, archiver.NewHandler(a, log).Handle, acfg)
 		if err != nil {
 			return errorf(env, exitUsage, "run: archiver: %v", err)
 		}
-		runs = append(runs, &consumerRun{name: acfg.Consumer, r: arch})
+		runs = append(runs, &consumerRun{name: acfg.Consumer, r: arch, meter: archMeter})
 	}
 	began := time.Now()
 	var wg sync.WaitGroup
@@ -189,12 +222,17 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	wg.Wait()
 	sum.Seconds = time.Since(began).Seconds()
-	sum.Projector = runs[0].summary()
+	sum.Projector = runs[0].summary(n)
 	if len(runs) > 1 {
-		a := runs[1].summary()
+		a := runs[1].summary(n)
 		sum.Archiver = &a
 	}
-	if err := writeJSON(env.stdout, sum); err != nil {
+	if *asJSON {
+		err = writeJSON(env.stdout, sum)
+	} else {
+		err = printRunSummary(env.stdout, sum)
+	}
+	if err != nil {
 		return errorf(env, exitRuntime, "run: %v", err)
 	}
 	for _, c := range runs {
@@ -205,19 +243,93 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	return exitOK
 }
 
-// consumerRun is one consumer's Runner and how its Run ended.
+// consumerRun is one consumer's Runner, its meter and how its Run ended.
 type consumerRun struct {
-	name string
-	r    *streamrun.Runner
-	err  error
+	name  string
+	r     *streamrun.Runner
+	meter *capacity.Meter
+	err   error
 }
 
-func (c *consumerRun) summary() consumerSummary {
+// summary is the consumer's part of run's summary; its consumed capacity
+// is keyed by logical table name (n's prefix removed).
+func (c *consumerRun) summary(n schema.Naming) consumerSummary {
 	s := consumerSummary{Stats: c.r.Stats(), Consumer: c.name}
+	s.ConsumedCapacity = c.meter.Snapshot().ForRecords(s.Records).TrimTablePrefix(n.Table(""))
 	if c.err != nil {
 		s.Error = c.err.Error()
 	}
 	return s
+}
+
+// printRunSummary prints run's summary for people: per consumer what it
+// handled, what its DynamoDB calls consumed per record and in all, and
+// what that costs per million records on demand.
+func printRunSummary(w io.Writer, sum runSummary) error {
+	var b strings.Builder
+	consumers := []consumerSummary{sum.Projector}
+	if sum.Archiver != nil {
+		consumers = append(consumers, *sum.Archiver)
+	}
+	for _, c := range consumers {
+		fmt.Fprintf(&b, "%-9s  %d records in %d batches, %d retries, %d dead-lettered", c.Consumer, c.Records, c.Batches, c.Retries, c.Poisoned)
+		if c.Error != "" {
+			fmt.Fprintf(&b, ", stopped: %s", c.Error)
+		}
+		b.WriteString("\n")
+		writeCapacity(&b, "           ", "record", c.ConsumedCapacity, c.ConsumedCapacity.PerRecord)
+	}
+	fmt.Fprintf(&b, "prices: %s: $%g per million write units, $%g per million read units\n",
+		capacity.PriceNote, capacity.WriteRequestUnitPrice, capacity.ReadRequestUnitPrice)
+	fmt.Fprintf(&b, "%.1fs; dead letters in %s", sum.Seconds, sum.DeadLetter)
+	if sum.ArchiveURI != "" {
+		fmt.Fprintf(&b, "; archive %s", sum.ArchiveURI)
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeCapacity prints a snapshot in two lines or fewer, indented: units
+// per what (record, event) with their price and the totals, and the tables
+// from the most to the least units.
+func writeCapacity(b *strings.Builder, indent, what string, s capacity.Snapshot, per *capacity.Rate) {
+	if per == nil {
+		per = &capacity.Rate{}
+	}
+	fmt.Fprintf(b, "%scapacity: %.3g write + %.3g read units per %s = $%.3g per million %ss on demand (%g write + %g read units in all",
+		indent, per.Write, per.Read, what, per.DollarsPerMillion, what, s.Write, s.Read)
+	var failed int64
+	for _, o := range s.ByOperation {
+		failed += o.Failed
+	}
+	if failed > 0 {
+		fmt.Fprintf(b, "; %d failed calls reported none", failed)
+	}
+	b.WriteString(")\n")
+	if len(s.ByTable) == 0 {
+		return
+	}
+	names := make([]string, 0, len(s.ByTable))
+	for name := range s.ByTable {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(x, y string) int {
+		ux, uy := s.ByTable[x], s.ByTable[y]
+		if d := (uy.Write + uy.Read) - (ux.Write + ux.Read); d != 0 {
+			if d > 0 {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(x, y)
+	})
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		u := s.ByTable[name]
+		parts = append(parts, fmt.Sprintf("%s %gW %gR", name, u.Write, u.Read))
+	}
+	fmt.Fprintf(b, "%sby table: %s\n", indent, strings.Join(parts, ", "))
 }
 
 // printProgress prints a consumer's counters (streamrun calls it once a

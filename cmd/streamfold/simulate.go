@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/capacity"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -31,8 +32,12 @@ message transitions with failures and retries. Events come in arrival order,
 redeliveries included.
 
 Without --out the events are appended to the event table through the same
-path as emit, and a JSON summary is printed. With --out (a file, or - for
-standard output) they are written as NDJSON that emit accepts.
+path as emit, and a JSON summary is printed, with what the appends cost:
+"consumedCapacity" holds the capacity units DynamoDB reported for them and
+"perEvent" the units per accepted event and their on-demand price per
+million events (see "streamfold run -h" and docs/cost.md). With --out (a
+file, or - for standard output) they are written as NDJSON that emit
+accepts.
 
 Examples:
   streamfold simulate --seed 7 --events 20000 --days 3
@@ -54,10 +59,12 @@ type simulateSummary struct {
 	OutOfOrder   int                   `json:"outOfOrder"`
 	PerDomain    map[schema.Domain]int `json:"perDomain"`
 	Appended     *appendCounts         `json:"appended,omitempty"`
-	Seconds      float64               `json:"seconds"`
-	EventsPerSec float64               `json:"eventsPerSecond"`
-	Table        string                `json:"table,omitempty"`
-	Out          string                `json:"out,omitempty"`
+	// ConsumedCapacity is what the appends consumed, per accepted event.
+	ConsumedCapacity *capacity.Snapshot `json:"consumedCapacity,omitempty"`
+	Seconds          float64            `json:"seconds"`
+	EventsPerSec     float64            `json:"eventsPerSecond"`
+	Table            string             `json:"table,omitempty"`
+	Out              string             `json:"out,omitempty"`
 }
 
 func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
@@ -104,7 +111,8 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitRuntime, "simulate: %v", err)
 	}
-	app, err := ingest.NewAppender(clients.DynamoDB, ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
+	meter := capacity.NewMeter()
+	app, err := ingest.NewAppender(clients.MeteredDynamoDB(meter), ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
 	if err != nil {
 		return errorf(env, exitUsage, "simulate: %v", err)
 	}
@@ -142,8 +150,13 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 		return errorf(env, exitRuntime, "simulate: %v", err)
 	}
 	fillSimulateSummary(&sum, stats, began)
+	cc := appendCapacity(meter, counts.Accepted, n)
+	sum.ConsumedCapacity = &cc
 	if err := writeJSON(env.stdout, sum); err != nil {
 		return errorf(env, exitRuntime, "simulate: %v", err)
+	}
+	if !*quiet {
+		printAppendCapacity(env.stderr, "simulate", cc)
 	}
 	if counts.Rejected > 0 {
 		return errorf(env, exitFailed, "simulate: %d generated events were rejected (a generator bug)", counts.Rejected)
@@ -198,4 +211,18 @@ func simulateToFile(ctx context.Context, env *cliEnv, cfg simulate.Config, out s
 		}
 	}
 	return exitOK
+}
+
+// appendCapacity is what a meter of appends to n's event table recorded,
+// per accepted event, keyed by logical table name.
+func appendCapacity(m *capacity.Meter, accepted int, n schema.Naming) capacity.Snapshot {
+	return m.Snapshot().ForEvents(int64(accepted)).TrimTablePrefix(n.Table(""))
+}
+
+// printAppendCapacity prints what appending cost, for people.
+func printAppendCapacity(w io.Writer, what string, s capacity.Snapshot) {
+	var b strings.Builder
+	writeCapacity(&b, what+": ", "event", s, s.PerEvent)
+	fmt.Fprintf(&b, "%s: prices: %s\n", what, capacity.PriceNote)
+	_, _ = io.WriteString(w, b.String())
 }

@@ -1,7 +1,9 @@
 package capacity
 
 import (
+	"maps"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -59,7 +61,8 @@ type Snapshot struct {
 	PerRecord *Rate `json:"perRecord,omitempty"`
 	// PerEvent relates the units to the events a producer appended.
 	PerEvent *Rate `json:"perEvent,omitempty"`
-	// ByTable is keyed by the table name DynamoDB reported (the physical name).
+	// ByTable is keyed by the table name DynamoDB reported (the physical
+	// name; TrimTablePrefix makes it the logical one).
 	ByTable map[string]TableUnits `json:"byTable"`
 	// ByOperation is keyed by operation name.
 	ByOperation map[string]Operation `json:"byOperation"`
@@ -88,6 +91,33 @@ func (s Snapshot) ForRecords(n int64) Snapshot {
 func (s Snapshot) ForEvents(n int64) Snapshot {
 	r := s.Per(n)
 	s.PerEvent = &r
+	return s
+}
+
+// TrimTablePrefix returns s with prefix removed from the table names of
+// ByTable (e.g. "streamfold-dev-" to key it by logical table name). Names
+// without the prefix stay; two that become one are added together.
+func (s Snapshot) TrimTablePrefix(prefix string) Snapshot {
+	out := make(map[string]TableUnits, len(s.ByTable))
+	for name, t := range s.ByTable {
+		name = strings.TrimPrefix(name, prefix)
+		prev, ok := out[name]
+		if !ok {
+			out[name] = TableUnits{Units: t.Units, Indexes: maps.Clone(t.Indexes)}
+			continue
+		}
+		prev.add(t.Units)
+		for ix, u := range t.Indexes {
+			if prev.Indexes == nil {
+				prev.Indexes = map[string]Units{}
+			}
+			v := prev.Indexes[ix]
+			v.add(u)
+			prev.Indexes[ix] = v
+		}
+		out[name] = prev
+	}
+	s.ByTable = out
 	return s
 }
 
@@ -185,10 +215,7 @@ func (m *Meter) Snapshot() Snapshot {
 	for name, t := range m.tables {
 		c := TableUnits{Units: t.Units}
 		if len(t.Indexes) > 0 {
-			c.Indexes = make(map[string]Units, len(t.Indexes))
-			for k, v := range t.Indexes {
-				c.Indexes[k] = v
-			}
+			c.Indexes = maps.Clone(t.Indexes)
 		}
 		s.ByTable[name] = c
 	}

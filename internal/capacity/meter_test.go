@@ -146,6 +146,25 @@ func TestPer(t *testing.T) {
 	}
 }
 
+func TestTrimTablePrefix(t *testing.T) {
+	s := capacity.Snapshot{ByTable: map[string]capacity.TableUnits{
+		"sf-dev-jobs":   {Units: capacity.Units{Write: 2}, Indexes: map[string]capacity.Units{"g": {Write: 1}}},
+		"sf-dev-events": {Units: capacity.Units{Write: 1}},
+		"events":        {Units: capacity.Units{Read: 1}, Indexes: map[string]capacity.Units{"h": {Read: 1}}},
+	}}
+	got := s.TrimTablePrefix("sf-dev-").ByTable
+	want := map[string]capacity.TableUnits{
+		"jobs":   {Units: capacity.Units{Write: 2}, Indexes: map[string]capacity.Units{"g": {Write: 1}}},
+		"events": {Units: capacity.Units{Write: 1, Read: 1}, Indexes: map[string]capacity.Units{"h": {Read: 1}}},
+	}
+	if !equalJSON(t, got, want) {
+		t.Fatalf("got %s, want %s", mustJSON(t, got), mustJSON(t, want))
+	}
+	if _, ok := s.ByTable["sf-dev-jobs"]; !ok {
+		t.Error("TrimTablePrefix changed the snapshot it was called on")
+	}
+}
+
 func TestNilMeter(t *testing.T) {
 	var m *capacity.Meter
 	m.Record("PutItem", types.ConsumedCapacity{CapacityUnits: aws.Float64(1)})
