@@ -24,7 +24,10 @@
 // although AWS does charge for failed conditional writes (the larger of the
 // existing and the new item's size, at least 1 unit). Such calls are counted
 // per operation as Failed, so a reader can see how many went unmeasured.
-// Throttled calls are not charged by AWS and are not counted. DynamoDB Streams
+// Throttled calls are not charged by AWS and are not counted. DynamoDB Local
+// (3.3.1) reports 0 units for a Query that finds nothing and for the keys of
+// a BatchGetItem that find nothing, where AWS charges a minimum read; a
+// GetItem of a missing item it charges as AWS does. DynamoDB Streams
 // reads (GetRecords) have no consumed capacity: a Lambda event source mapping
 // reads the stream at no charge.
 //
