@@ -91,6 +91,7 @@ func TestHelp(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{"emit -h", []string{"emit", "-h"}, exitOK, "Exit status: 0 nothing rejected"},
 		{"simulate -h", []string{"simulate", "-h"}, exitOK, "deterministic workload"},
+		{"run -h", []string{"run", "-h"}, exitOK, `"perRecord": {"write", "read", "dollarsPerMillion"}`},
 		{"dev -h", []string{"dev", "-h"}, exitOK, "streamfold dev up"},
 		{"dev unknown", []string{"dev", "sideways"}, exitUsage, `unknown subcommand "sideways"`},
 		{"events -h", []string{"events", "-h"}, exitOK, "streamfold events summary"},
