@@ -14,10 +14,51 @@ var DefaultStart = time.Date(2026, time.January, 5, 0, 0, 0, 0, time.UTC)
 // DefaultMix is the mix used when Config.Mix is the zero value.
 var DefaultMix = Mix{Jobs: 40, Agents: 20, Albums: 20, Messages: 20}
 
+// DefaultRate is the arrival rate, in events per second of simulated time,
+// of OrderTime when Config.Rate is zero.
+const DefaultRate = 100
+
 // Bounds of the configuration.
 const (
 	MaxDays      = 366
 	MaxMixWeight = 1_000_000
+	MaxRate      = 100_000
+)
+
+// Order is how the events of different aggregates follow each other (see
+// the package documentation).
+type Order string
+
+const (
+	// OrderTime (the default) is a busy production stream: each day of the
+	// window holds a slice of a steady stream at Config.Rate events per
+	// second, so many aggregates are in flight at once and their events
+	// interleave as their times say; lifecycles are partial at both ends of
+	// each slice.
+	OrderTime Order = "time"
+	// OrderSubject is the thin order of the first generator: aggregates are
+	// spread over every hour of the window, so few are in flight at once and
+	// most of an aggregate's events arrive next to each other; a projector
+	// batch then folds a whole lifecycle into one write.
+	OrderSubject Order = "subject"
+)
+
+// Payloads is the size of the GitHub workflow_job webhook bodies.
+type Payloads string
+
+const (
+	// PayloadsTrimmed (the default) keeps, around the workflow_job object,
+	// the fields of the repository, organization, sender and installation
+	// objects that streamfold reads and a few others: 1.1-2.6 KB.
+	PayloadsTrimmed Payloads = "trimmed"
+	// PayloadsFull sends the bodies GitHub sends: the repository (with its
+	// owner), organization, sender and installation objects with all their
+	// URL and metadata fields, as in GitHub's documented example payloads:
+	// 7-11 KB minified. They decode to the same schema.WorkflowJobWebhook as
+	// the trimmed ones, so they project the same; only the stored and
+	// archived bytes grow. Full and trimmed runs of one Config differ only
+	// in the data of these webhooks.
+	PayloadsFull Payloads = "full"
 )
 
 var (
@@ -55,10 +96,24 @@ type Config struct {
 	Days int
 	// Mix weighs the domains (zero value: DefaultMix).
 	Mix Mix
+	// Order is how the aggregates' events interleave (default OrderTime).
+	Order Order
+	// Rate is, in OrderTime, how many events per second of simulated time
+	// arrive during each day's slice (default DefaultRate, at most MaxRate):
+	// Events/Rate seconds of traffic in all, shared by the days in
+	// proportion to their activity (a Saturday or Sunday gets less than half
+	// of a weekday). A day whose share would take more than 20 hours gets 20
+	// hours, at a higher rate. It must be zero in OrderSubject, whose pace
+	// follows from Events and Days.
+	Rate int
+	// GitHubPayloads is the size of the workflow_job webhook bodies
+	// (default PayloadsTrimmed).
+	GitHubPayloads Payloads
 }
 
-// SetDefaults fills the zero Start, Days and Mix with their defaults and
-// converts Start to UTC. Events has no default.
+// SetDefaults fills the zero Start, Days, Mix, Order, GitHubPayloads and,
+// in OrderTime, Rate with their defaults and converts Start to UTC. Events
+// has no default.
 func (c *Config) SetDefaults() {
 	if c.Start.IsZero() {
 		c.Start = DefaultStart
@@ -69,6 +124,15 @@ func (c *Config) SetDefaults() {
 	}
 	if c.Mix.IsZero() {
 		c.Mix = DefaultMix
+	}
+	if c.Order == "" {
+		c.Order = OrderTime
+	}
+	if c.Order == OrderTime && c.Rate == 0 {
+		c.Rate = DefaultRate
+	}
+	if c.GitHubPayloads == "" {
+		c.GitHubPayloads = PayloadsTrimmed
 	}
 }
 
@@ -85,6 +149,14 @@ func (c Config) Validate() error {
 		return errors.New("simulate: Config.Start: must be a UTC midnight")
 	case c.Days < 1 || c.Days > MaxDays:
 		return errors.New("simulate: Config.Days: must be between 1 and 366")
+	case c.Order != OrderTime && c.Order != OrderSubject:
+		return errors.New(`simulate: Config.Order: must be "time" or "subject"`)
+	case c.Order == OrderTime && (c.Rate < 1 || c.Rate > MaxRate):
+		return errors.New("simulate: Config.Rate: must be between 1 and 100000")
+	case c.Order == OrderSubject && c.Rate != 0:
+		return errors.New(`simulate: Config.Rate: must be 0 with Order "subject"`)
+	case c.GitHubPayloads != PayloadsTrimmed && c.GitHubPayloads != PayloadsFull:
+		return errors.New(`simulate: Config.GitHubPayloads: must be "trimmed" or "full"`)
 	}
 	for _, w := range []struct {
 		name string

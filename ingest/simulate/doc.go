@@ -19,27 +19,59 @@
 // [Start, Start+Days) are cut there too: an execution then stays RUNNING, a
 // job queued. Every event's time lies in the window.
 //
-// Arrival order: events come in the order a producer would append them, which
-// is roughly time order (each event arrives a little after it happens, after
-// its transport's latency), with the aggregates interleaved. Within one
-// subject events arrive in time order, except for these perturbations, which
-// Stats.OutOfOrder counts:
+// # Order
+//
+// Config.Order says how the aggregates' events interleave.
+//
+// OrderTime (the default) is a busy production stream: each day of the
+// window holds one slice of a steady stream, centred on 13:00 UTC, in which
+// events arrive at Config.Rate events per second (default 100). The days
+// share Config.Events by activity (a weekend day gets less than half of a
+// weekday), so a slice lasts its share divided by the rate: 5,000 events in
+// one day are 50 seconds of traffic. Aggregates start at that pace from up
+// to 90 minutes (at most 30 times the slice) before the slice, so that it
+// opens on what a steady stream has in flight (jobs queued, running and
+// finishing, albums waiting for a person); their deliveries that arrived
+// before the slice are left out (a late one that arrives in it is kept, with
+// its earlier time). When a day's share has arrived its slice ends, and the
+// aggregates then in flight are cut. At the default rate thousands of
+// events separate a job's webhooks, a batch of 100 records holds about 82
+// distinct subjects and about 2.5% of consecutive events share a subject
+// (MeasureShape reports these figures). Lifecycles are partial at both ends
+// of each slice; to get mostly complete ones, give each day an hour or more
+// of traffic (Events/Days >= 3600*Rate, e.g. Rate 5 for 20,000 events a day)
+// or use OrderSubject.
+//
+// OrderSubject is the thin order of the first generator, kept byte for byte:
+// aggregates start over every hour of the window (busier on weekday working
+// hours), so at a few thousand events a day few are in flight at once and
+// most of an aggregate's events arrive next to each other (in 5,000 events
+// in a day, 46% of consecutive events share a subject and a batch of 100
+// records holds about 29 subjects). Lifecycles are complete, except at the
+// end of the run.
+//
+// In both orders events come in the order a producer would append them,
+// which is roughly time order (each event arrives a little after it happens,
+// after its transport's latency). Within one subject events arrive in time
+// order, except for these perturbations, which Stats.OutOfOrder counts:
 //
 //   - about 5% of GitHub jobs have their queued webhook arrive after
-//     in_progress;
+//     in_progress (0.5-20 seconds after it);
 //   - about 2% of Step Functions executions have RUNNING arrive after their
-//     terminal status;
+//     terminal status (up to 3 seconds after it);
 //   - a second queued delivery (see below) can arrive after the runner events
 //     that followed the first.
 //
 // Redeliveries: about 3% of GitHub deliveries (workflow_job webhooks and
-// deployment events) and about 1% of EventBridge events are delivered again,
-// seconds to minutes later, with the SAME id: duplicates of (subject, id)
-// that the appender must report as such. Stats.Redeliveries counts them.
-// GitHub also sends some queued webhooks twice under DIFFERENT delivery ids
-// (seed 003): every job of a protected environment is queued again once its
-// deployment is approved, and about 2% of other jobs get a second queued
-// delivery. Those are distinct events, not redeliveries.
+// deployment events) and about 1% of EventBridge events are delivered again
+// with the SAME id: duplicates of (subject, id) that the appender must
+// report as such. Stats.Redeliveries counts them. In OrderTime, whose slices
+// are short, they follow within a minute (GitHub) or 30 seconds
+// (EventBridge); in OrderSubject within 15 and 5 minutes. GitHub also sends
+// some queued webhooks twice under DIFFERENT delivery ids (seed 003): every
+// job of a protected environment is queued again once its deployment is
+// approved, and about 2% of other jobs get a second queued delivery. Those
+// are distinct events, not redeliveries.
 //
 // # Domains
 //
@@ -48,7 +80,11 @@
 // 0: its webhooks carry no installation object). Webhook data is GitHub's
 // native workflow_job body, source "https://github.com/<owner>", time the
 // payload's EventTime; as on GitHub, a queued body's started_at equals its
-// created_at. Jobs go queued -> in_progress -> completed (mostly success,
+// created_at. Config.GitHubPayloads chooses its size: PayloadsTrimmed (the
+// default, 1.1-2.6 KB) keeps a few fields of the repository, organization,
+// sender and installation objects, PayloadsFull has all of them, with their
+// URLs, as GitHub sends them (7-11 KB minified). Both decode to the same
+// schema.WorkflowJobWebhook, so they project the same. Jobs go queued -> in_progress -> completed (mostly success,
 // some failure or cancelled; jobs after a failed one complete as skipped);
 // production deployments go queued -> waiting, with github.deployment.pending
 // then approved (the job is queued again) or rejected (the job completes as
@@ -80,4 +116,11 @@
 // Stream keeps only the events of the aggregates in flight (started and not
 // yet fully emitted), so its memory follows the event rate, not
 // Config.Events. Generate keeps every event.
+//
+// # Cost
+//
+// OrderTime also builds the aggregates of each slice's warm-up (up to 90
+// minutes of the stream, at most 30 times the slice), without marshalling
+// the events it drops: it generates a third to a fifth as many events per
+// second as OrderSubject.
 package simulate

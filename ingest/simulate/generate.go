@@ -55,11 +55,18 @@ type gen struct {
 	err        error // first marshalling error, reported by run
 
 	// The spawn clock: progress counts planned events in thousandths and is
-	// mapped through the activity curve onto [start, end).
+	// mapped onto time: in OrderSubject through the activity curve onto
+	// [start, end), in OrderTime onto the current day's slice.
 	curve    activity
 	progress uint64
 	target   uint64
 	next     time.Time // when the next aggregate starts
+
+	// OrderTime: the day slices, the current one, and its start: events
+	// whose time is before cut are dropped (they happened before the slice).
+	slices []daySlice
+	day    int
+	cut    time.Time
 
 	domains []*domain
 	build   []pev // events of the aggregate being built
@@ -97,7 +104,15 @@ type pev struct {
 	happen    time.Time
 	lat       time.Duration
 	redeliver time.Duration
-	ev        schema.Event
+	draft
+}
+
+// draft is an event whose payload is not marshalled yet: flush marshals the
+// payloads of the events it queues, so a payload must not change once event
+// has been called.
+type draft struct {
+	ev      schema.Event
+	payload any
 }
 
 // aggState follows one aggregate's emitted events, to count out-of-order
@@ -128,8 +143,12 @@ func newGen(cfg Config) *gen {
 		r:      newRand(cfg.Seed),
 		start:  cfg.Start,
 		end:    cfg.Start.AddDate(0, 0, cfg.Days),
-		curve:  newActivity(cfg.Start, cfg.Days),
 		target: uint64(cfg.Events) * 1000,
+	}
+	if cfg.Order == OrderSubject {
+		g.curve = newActivity(cfg.Start, cfg.Days)
+	} else {
+		g.slices = planSlices(cfg)
 	}
 	g.gh.init(g)
 	g.sfn.init()
@@ -143,6 +162,10 @@ func newGen(cfg Config) *gen {
 			g.domains = append(g.domains, d)
 		}
 	}
+	if g.slices != nil {
+		g.startSlice(0)
+		return g
+	}
 	g.progress = uint64(g.r.IntN(1000))
 	g.next = g.clock()
 	return g
@@ -152,6 +175,9 @@ func newGen(cfg Config) *gen {
 // events were lost to the window's end than planned for) aggregates start
 // two minutes before the end of the window.
 func (g *gen) clock() time.Time {
+	if g.slices != nil {
+		return g.sliceClock()
+	}
 	if g.progress >= g.target {
 		return later(g.next, g.end.Add(-2*time.Minute))
 	}
@@ -161,9 +187,20 @@ func (g *gen) clock() time.Time {
 func (g *gen) run(emit func(schema.Event) error) (Stats, error) {
 	st := Stats{PerDomain: map[schema.Domain]int{}, PerType: map[string]int{}}
 	for st.Events < g.cfg.Events {
-		// Past the target the clock stands still: drain the queue, and only
+		// OrderTime: once a day's share is emitted, its slice ends; the
+		// aggregates then in flight are cut.
+		if g.slices != nil && g.day < len(g.slices)-1 && st.Events >= g.slices[g.day].quota {
+			g.startSlice(g.day + 1)
+			continue
+		}
+		// Past the target (OrderSubject) or at the end of the window
+		// (OrderTime) the clock stands still: drain the queue, and only
 		// start another aggregate when it is empty.
-		if g.queue.Len() > 0 && (g.progress >= g.target || !g.queue.min().arrival.After(g.next)) {
+		drain := g.progress >= g.target
+		if g.slices != nil {
+			drain = !g.next.Before(g.end.Add(-2 * time.Minute))
+		}
+		if g.queue.Len() > 0 && (drain || !g.queue.min().arrival.After(g.next)) {
 			it := g.queue.pop()
 			ev := *it.ev
 			if _, err := schema.Validate(&ev); err != nil {
@@ -213,39 +250,60 @@ func (g *gen) spawn() int {
 }
 
 // add plans one event of the aggregate being built.
-func (g *gen) add(ev schema.Event, happen time.Time, lat, redeliver time.Duration) {
-	g.build = append(g.build, pev{happen: happen, lat: lat, redeliver: redeliver, ev: ev})
+func (g *gen) add(d draft, happen time.Time, lat, redeliver time.Duration) {
+	g.build = append(g.build, pev{happen: happen, lat: lat, redeliver: redeliver, draft: d})
 }
 
 // event builds an envelope around a payload.
-func (g *gen) event(id, source, typ, subject string, t time.Time, payload any) schema.Event {
-	data, err := json.Marshal(payload)
-	if err != nil && g.err == nil {
-		g.err = fmt.Errorf("simulate: marshal %s: %w", typ, err)
+func (g *gen) event(id, source, typ, subject string, t time.Time, payload any) draft {
+	return draft{
+		ev:      schema.Event{SpecVersion: schema.SpecVersion, ID: id, Source: source, Type: typ, Subject: subject, Time: t.UTC()},
+		payload: payload,
 	}
-	return schema.Event{SpecVersion: schema.SpecVersion, ID: id, Source: source, Type: typ, Subject: subject, Time: t.UTC(), Data: data}
 }
+
+// mayArrive reports whether an event sent at happen can arrive in the
+// current slice, itself or redelivered: the chain of a subject's arrivals
+// adds at most maxLatency, a redelivery at most maxRedelivery.
+func (g *gen) mayArrive(happen time.Time) bool {
+	return !happen.Add(maxLatency + maxRedelivery).Before(g.cut)
+}
+
+// Upper bounds of a delivery's latency (GitHub's) and of OrderTime's
+// redelivery delays (GitHub's).
+const (
+	maxLatency    = 2 * time.Second
+	maxRedelivery = time.Minute
+)
 
 // flush queues the aggregate being built: events that happen (or are sent)
 // at or after the end of the window are dropped, the rest get arrival times
 // that keep each subject in send order, and redeliveries are queued after
-// their original.
+// their original. In OrderTime, deliveries that arrive before the current
+// slice are not queued either (a redelivery whose original came before it
+// is then the first delivery). The payloads of the queued events are
+// marshalled. It returns how many deliveries the aggregate planned in the
+// window, queued or not.
 func (g *gen) flush() int {
+	planned := 0
 	kept := g.build[:0]
 	for _, p := range g.build {
 		if p.ev.Time.Before(g.end) && p.happen.Before(g.end) {
 			kept = append(kept, p)
+			planned++
+			if p.redeliver > 0 {
+				planned++
+			}
 		}
 	}
 	if len(kept) == 0 {
-		return 0
+		return planned
 	}
 	slices.SortStableFunc(kept, func(a, b pev) int { return a.happen.Compare(b.happen) })
 	evs := make([]schema.Event, len(kept))
 	agg := &aggState{}
 	var lastSubject []string
 	var lastArrival []time.Time
-	n := 0
 	for i, p := range kept {
 		evs[i] = p.ev
 		arrival := p.happen.Add(p.lat)
@@ -259,14 +317,36 @@ func (g *gen) flush() int {
 			}
 			lastArrival[j] = arrival
 		}
-		g.push(item{arrival: arrival, ev: &evs[i], agg: agg})
-		n++
-		if p.redeliver > 0 {
-			g.push(item{arrival: arrival.Add(p.redeliver), ev: &evs[i], agg: agg, dup: true})
-			n++
+		first := !arrival.Before(g.cut)
+		again := p.redeliver > 0 && !arrival.Add(p.redeliver).Before(g.cut)
+		if !first && !again {
+			continue
+		}
+		g.marshal(&evs[i], p.payload)
+		switch {
+		case first:
+			g.push(item{arrival: arrival, ev: &evs[i], agg: agg})
+			if p.redeliver > 0 {
+				g.push(item{arrival: arrival.Add(p.redeliver), ev: &evs[i], agg: agg, dup: true})
+			}
+		default:
+			g.push(item{arrival: arrival.Add(p.redeliver), ev: &evs[i], agg: agg})
 		}
 	}
-	return n
+	return planned
+}
+
+// marshal sets the event's data; the first error is kept for run.
+func (g *gen) marshal(ev *schema.Event, payload any) {
+	if payload == nil && g.err == nil {
+		g.err = fmt.Errorf("simulate: %s event %s has no payload", ev.Type, ev.ID)
+		return
+	}
+	data, err := json.Marshal(payload)
+	if err != nil && g.err == nil {
+		g.err = fmt.Errorf("simulate: marshal %s: %w", ev.Type, err)
+	}
+	ev.Data = data
 }
 
 func (g *gen) push(it item) {
@@ -350,16 +430,10 @@ var hourWeight = [24]int64{30, 25, 20, 20, 25, 35, 50, 70, 90, 100, 100, 100, 95
 func newActivity(start time.Time, days int) activity {
 	a := activity{start: start, weight: make([]int64, days*24), cum: make([]int64, days*24+1)}
 	for d := range days {
-		dayWeight := int64(100)
-		switch start.AddDate(0, 0, d).Weekday() {
-		case time.Saturday:
-			dayWeight = 45
-		case time.Sunday:
-			dayWeight = 40
-		}
+		dw := dayWeight(start.AddDate(0, 0, d))
 		for h := range 24 {
 			i := d*24 + h
-			a.weight[i] = dayWeight * hourWeight[h]
+			a.weight[i] = dw * hourWeight[h]
 			a.cum[i+1] = a.cum[i] + a.weight[i]*msPerHour
 		}
 	}

@@ -176,6 +176,7 @@ type ghRun struct {
 	sha      string
 	branch   string
 	sender   ghAccount
+	pushed   time.Time // the push that started it: the repository's pushed_at
 }
 
 // githubRun simulates one workflow run: its jobs level by level and, after
@@ -185,7 +186,7 @@ func (g *gen) githubRun(at time.Time) {
 	repo := &in.repos[g.weighted(in.rweight)]
 	name, specs := g.ghWorkflow(in)
 	run := &ghRun{in: in, repo: repo, id: in.ids.nextRun(g), workflow: name, sha: g.hex(40), branch: repo.branch,
-		sender: in.members[g.r.IntN(len(in.members))]}
+		sender: in.members[g.r.IntN(len(in.members))], pushed: sec(at)}
 	if name == "CI" && g.chance(450) {
 		run.branch = []string{"feature/", "fix/", "chore/"}[g.r.IntN(3)] + branchSlugs[g.r.IntN(len(branchSlugs))]
 	}
@@ -540,9 +541,14 @@ func (g *gen) ghDeployment(run *ghRun, j *ghJob, typ string, t time.Time) {
 }
 
 // redelivery returns, for about 3% of webhook deliveries, the delay after
-// which GitHub delivers the same delivery (same GUID) again.
+// which GitHub delivers the same delivery (same GUID) again: seconds to a
+// minute in OrderTime, whose day slices are short, up to 15 minutes in
+// OrderSubject.
 func (g *gen) redelivery() time.Duration {
 	if g.chance(30) {
+		if g.cfg.Order == OrderTime {
+			return g.skewed(2*time.Second, 10*time.Second, time.Minute)
+		}
 		return g.skewed(30*time.Second, 3*time.Minute, 15*time.Minute)
 	}
 	return 0
@@ -551,6 +557,29 @@ func (g *gen) redelivery() time.Duration {
 // ghWebhook plans a workflow_job delivery with the job's state for the
 // action, sent at happen. Its time is the payload's EventTime.
 func (g *gen) ghWebhook(run *ghRun, j *ghJob, action string, happen time.Time) {
+	in := run.in
+	t := j.created
+	ran := j.runnerName != ""
+	if ran && (action == "in_progress" || action == "completed") {
+		t = j.started
+	}
+	if action == "completed" {
+		t = j.completed
+	}
+	var body any
+	switch {
+	case !g.mayArrive(happen): // never emitted: no body
+	case g.cfg.GitHubPayloads == PayloadsFull:
+		body = ghFullBody(run, j, action)
+	default:
+		body = ghBody(run, j, action)
+	}
+	ev := g.event(g.uuid(), in.source(), schema.WorkflowJobTypePrefix+action, schema.JobSubject(in.id, j.id), t, body)
+	g.add(ev, happen, g.between(100*time.Millisecond, 2*time.Second), g.redelivery())
+}
+
+// ghWorkflowJob is the workflow_job object of a webhook for the action.
+func ghWorkflowJob(run *ghRun, j *ghJob, action string) whJob {
 	in := run.in
 	full := in.org.login + "/" + run.repo.name
 	wj := whJob{
@@ -561,13 +590,11 @@ func (g *gen) ghWebhook(run *ghRun, j *ghJob, action string, happen time.Time) {
 		Status:  action, CreatedAt: j.created, StartedAt: j.created, Name: j.spec.name, Steps: []whStep{},
 		CheckRunURL: in.api + "/repos/" + full + "/check-runs/" + itoa(j.id), Labels: j.labels,
 	}
-	t := j.created
 	ran := j.runnerName != ""
 	if ran && (action == "in_progress" || action == "completed") {
 		wj.StartedAt = j.started
 		wj.RunnerID, wj.RunnerName = &j.runnerID, &j.runnerName
 		wj.RunnerGroupID, wj.RunnerGroupName = &j.groupID, &j.groupName
-		t = j.started
 	}
 	switch action {
 	case "in_progress":
@@ -575,13 +602,19 @@ func (g *gen) ghWebhook(run *ghRun, j *ghJob, action string, happen time.Time) {
 	case "completed":
 		wj.StartedAt = j.started
 		wj.Conclusion, wj.CompletedAt = &j.conclusion, &j.completed
-		t = j.completed
 		if ran {
 			wj.Steps = ghSteps(j)
 		}
 	}
+	return wj
+}
+
+// ghBody is the trimmed webhook body (PayloadsTrimmed).
+func ghBody(run *ghRun, j *ghJob, action string) *whPayload {
+	in := run.in
+	full := in.org.login + "/" + run.repo.name
 	p := whPayload{
-		Action: action, WorkflowJob: wj, Deployment: j.deployment,
+		Action: action, WorkflowJob: ghWorkflowJob(run, j, action), Deployment: j.deployment,
 		Repository: whRepo{
 			ID: run.repo.id, NodeID: "R_kgDO" + itoa(run.repo.id), Name: run.repo.name, FullName: full,
 			Private: run.repo.private, Owner: whUser{Login: in.org.login, ID: in.org.id, Type: "Organization"},
@@ -596,8 +629,7 @@ func (g *gen) ghWebhook(run *ghRun, j *ghJob, action string, happen time.Time) {
 	if !in.ghes {
 		p.Installation = &whInstallation{ID: in.id, NodeID: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9u" + itoa(in.id)}
 	}
-	ev := g.event(g.uuid(), in.source(), schema.WorkflowJobTypePrefix+action, schema.JobSubject(in.id, j.id), t, &p)
-	g.add(ev, happen, g.between(100*time.Millisecond, 2*time.Second), g.redelivery())
+	return &p
 }
 
 // ghSteps are the steps of a job that ran, as its completed webhook lists them.

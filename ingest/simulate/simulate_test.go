@@ -48,6 +48,15 @@ func TestConfigValidate(t *testing.T) {
 		{"mix agents negative", func(c *simulate.Config) { c.Mix.Agents = -1 }, "simulate: Config.Mix.Agents: must be between 0 and 1000000"},
 		{"mix albums too big", func(c *simulate.Config) { c.Mix.Albums = 1_000_001 }, "simulate: Config.Mix.Albums: must be between 0 and 1000000"},
 		{"mix messages negative", func(c *simulate.Config) { c.Mix.Messages = -3 }, "simulate: Config.Mix.Messages: must be between 0 and 1000000"},
+		{"order subject", func(c *simulate.Config) { c.Order, c.Rate = simulate.OrderSubject, 0 }, ""},
+		{"order unknown", func(c *simulate.Config) { c.Order = "random" }, `simulate: Config.Order: must be "time" or "subject"`},
+		{"rate zero", func(c *simulate.Config) { c.Rate = 0 }, "simulate: Config.Rate: must be between 1 and 100000"},
+		{"rate negative", func(c *simulate.Config) { c.Rate = -1 }, "simulate: Config.Rate: must be between 1 and 100000"},
+		{"rate too big", func(c *simulate.Config) { c.Rate = 100_001 }, "simulate: Config.Rate: must be between 1 and 100000"},
+		{"rate max", func(c *simulate.Config) { c.Rate = simulate.MaxRate }, ""},
+		{"rate with order subject", func(c *simulate.Config) { c.Order, c.Rate = simulate.OrderSubject, 5 }, `simulate: Config.Rate: must be 0 with Order "subject"`},
+		{"payloads full", func(c *simulate.Config) { c.GitHubPayloads = simulate.PayloadsFull }, ""},
+		{"payloads unknown", func(c *simulate.Config) { c.GitHubPayloads = "huge" }, `simulate: Config.GitHubPayloads: must be "trimmed" or "full"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,8 +71,11 @@ func TestConfigValidate(t *testing.T) {
 				t.Fatalf("Validate() = %q, want %q", got, tt.want)
 			}
 			// Generate validates too, after SetDefaults (which fills a zero
-			// Start or Days).
-			if tt.want != "" && c.Days != 0 && !c.Start.IsZero() {
+			// Start, Days or Rate): it fails when the defaults do not mend
+			// the field.
+			d := c
+			d.SetDefaults()
+			if tt.want != "" && d.Validate() != nil {
 				if _, _, err := simulate.Generate(c); err == nil || err.Error() != tt.want {
 					t.Fatalf("Generate() error = %v, want %q", err, tt.want)
 				}
@@ -75,14 +87,23 @@ func TestConfigValidate(t *testing.T) {
 func TestSetDefaults(t *testing.T) {
 	var c simulate.Config
 	c.SetDefaults()
-	want := simulate.Config{Start: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC), Days: 1, Mix: simulate.Mix{Jobs: 40, Agents: 20, Albums: 20, Messages: 20}}
+	want := simulate.Config{Start: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC), Days: 1, Mix: simulate.Mix{Jobs: 40, Agents: 20, Albums: 20, Messages: 20},
+		Order: simulate.OrderTime, Rate: 100, GitHubPayloads: simulate.PayloadsTrimmed}
 	if c != want {
 		t.Fatalf("SetDefaults() = %+v, want %+v", c, want)
 	}
-	c = simulate.Config{Start: time.Date(2026, 3, 1, 1, 0, 0, 0, time.FixedZone("CET", 3600)), Days: 3, Mix: simulate.Mix{Messages: 1}}
+	c = simulate.Config{Start: time.Date(2026, 3, 1, 1, 0, 0, 0, time.FixedZone("CET", 3600)), Days: 3, Mix: simulate.Mix{Messages: 1},
+		Rate: 7, GitHubPayloads: simulate.PayloadsFull}
 	c.SetDefaults()
-	if c.Start.Location() != time.UTC || c.Days != 3 || c.Mix != (simulate.Mix{Messages: 1}) {
+	if c.Start.Location() != time.UTC || c.Days != 3 || c.Mix != (simulate.Mix{Messages: 1}) || c.Order != simulate.OrderTime || c.Rate != 7 ||
+		c.GitHubPayloads != simulate.PayloadsFull {
 		t.Fatalf("SetDefaults() changed set fields: %+v", c)
+	}
+	// OrderSubject has no rate: a zero Rate stays zero.
+	c = simulate.Config{Order: simulate.OrderSubject}
+	c.SetDefaults()
+	if c.Rate != 0 {
+		t.Fatalf("SetDefaults() set Rate %d in OrderSubject", c.Rate)
 	}
 }
 
@@ -108,7 +129,16 @@ func generate(t testing.TB, cfg simulate.Config) ([]schema.Event, simulate.Stats
 }
 
 func TestDeterminism(t *testing.T) {
-	cfg := simulate.Config{Seed: 42, Events: 3000, Days: 2}
+	for _, cfg := range []simulate.Config{
+		{Seed: 42, Events: 3000, Days: 2},
+		{Seed: 42, Events: 3000, Days: 2, Order: simulate.OrderSubject},
+		{Seed: 42, Events: 3000, Days: 2, Rate: 7, GitHubPayloads: simulate.PayloadsFull},
+	} {
+		t.Run(string(cfg.Order)+"/"+string(cfg.GitHubPayloads), func(t *testing.T) { testDeterminism(t, cfg) })
+	}
+}
+
+func testDeterminism(t *testing.T, cfg simulate.Config) {
 	a, sa := generate(t, cfg)
 	b, sb := generate(t, cfg)
 	ja, jb := marshalAll(t, a), marshalAll(t, b)
@@ -145,19 +175,36 @@ func TestDeterminism(t *testing.T) {
 	}
 }
 
-// TestDeterminismGolden pins the output of a small run: the generator uses
+// TestDeterminismGolden pins the output of small runs: the generator uses
 // integer arithmetic only, so the bytes are the same on every platform. A
 // deliberate change of the generator (or of a schema payload type it
-// marshals) changes the hash; update it then.
+// marshals) changes a hash; update it then. OrderSubject's hash is the one
+// of the first generator: that order is kept byte for byte.
 func TestDeterminismGolden(t *testing.T) {
-	evs, _ := generate(t, simulate.Config{Seed: 7, Events: 300, Days: 2})
-	sum := sha256.Sum256(marshalAll(t, evs))
-	if got := hex.EncodeToString(sum[:]); got != goldenSHA256 {
-		t.Fatalf("sha256 of the events = %s, want %s", got, goldenSHA256)
+	tests := []struct {
+		name string
+		cfg  simulate.Config
+		want string
+	}{
+		{"subject", simulate.Config{Seed: 7, Events: 300, Days: 2, Order: simulate.OrderSubject}, "7396ae3af1862422eab728c5bfe8e45489dbddf06e8c4a8d258124ed79d075c4"},
+		{"time", simulate.Config{Seed: 7, Events: 300, Days: 2}, goldenTime},
+		{"time full payloads", simulate.Config{Seed: 7, Events: 300, Days: 2, GitHubPayloads: simulate.PayloadsFull}, goldenTimeFull},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			evs, _ := generate(t, tt.cfg)
+			sum := sha256.Sum256(marshalAll(t, evs))
+			if got := hex.EncodeToString(sum[:]); got != tt.want {
+				t.Fatalf("sha256 of the events = %s, want %s", got, tt.want)
+			}
+		})
 	}
 }
 
-const goldenSHA256 = "7396ae3af1862422eab728c5bfe8e45489dbddf06e8c4a8d258124ed79d075c4"
+const (
+	goldenTime     = "4b502f9c8fec45ba1f14fff4e09cafd73374e309870ec9aeef9d2027e9538476"
+	goldenTimeFull = "df8edc1f7dd82b5801770ee88c4702d9b1a0ac53c998de9fbbb792ddc0f4fb14"
+)
 
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
@@ -231,6 +278,14 @@ func TestGenerateInvariants(t *testing.T) {
 		{"albums only", simulate.Config{Seed: 11, Events: 800, Mix: simulate.Mix{Albums: 1}}},
 		{"messages only", simulate.Config{Seed: 12, Events: 800, Mix: simulate.Mix{Messages: 1}}},
 		{"negative seed", simulate.Config{Seed: -99, Events: 700}},
+		{"subject order", simulate.Config{Seed: 13, Events: 3000, Days: 2, Order: simulate.OrderSubject}},
+		{"full payloads", simulate.Config{Seed: 14, Events: 1500, GitHubPayloads: simulate.PayloadsFull}},
+		{"slow rate", simulate.Config{Seed: 15, Events: 3000, Rate: 1}},
+		{"fast rate", simulate.Config{Seed: 16, Events: 3000, Rate: simulate.MaxRate}},
+		{"squeezed day", simulate.Config{Seed: 17, Events: 2000, Days: 1, Rate: 1, Mix: simulate.Mix{Messages: 1}}},
+		{"fewer events than days", simulate.Config{Seed: 18, Events: 5, Days: 30}},
+		{"a year", simulate.Config{Seed: 19, Events: 3000, Days: 366}},
+		{"weekend", simulate.Config{Seed: 20, Events: 2000, Start: time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC), Days: 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -246,9 +301,16 @@ func TestGenerateInvariants(t *testing.T) {
 	}
 }
 
-// TestRealismSmall checks the shapes a 1000-event run must contain.
+// TestRealismSmall checks the shapes a 1000-event run must contain, in
+// both orders: in OrderTime, ten seconds of traffic.
 func TestRealismSmall(t *testing.T) {
-	evs, st := generate(t, simulate.Config{Seed: 1, Events: 1000})
+	for _, o := range []simulate.Order{simulate.OrderTime, simulate.OrderSubject} {
+		t.Run(string(o), func(t *testing.T) { testRealismSmall(t, simulate.Config{Seed: 1, Events: 1000, Order: o}) })
+	}
+}
+
+func testRealismSmall(t *testing.T, cfg simulate.Config) {
+	evs, st := generate(t, cfg)
 	for _, d := range []schema.Domain{schema.DomainGitHub, schema.DomainStates, schema.DomainAlbums, schema.DomainMessages} {
 		if st.PerDomain[d] == 0 {
 			t.Errorf("no %s events in a 1000-event run", d)
@@ -277,9 +339,20 @@ func TestRealismSmall(t *testing.T) {
 	}
 }
 
-// TestRealism checks the lifecycles of a larger run domain by domain.
+// TestRealism checks the lifecycles of a larger run domain by domain, in
+// both orders. In OrderTime each day holds 500 seconds of traffic (20 events
+// a second), whose lifecycles are partial at both ends: a subject's events
+// may start after its first one and stop before its last.
 func TestRealism(t *testing.T) {
-	cfg := simulate.Config{Seed: 2026, Events: 30000, Days: 3}
+	for _, cfg := range []simulate.Config{
+		{Seed: 2026, Events: 30000, Days: 3, Order: simulate.OrderSubject},
+		{Seed: 2026, Events: 30000, Days: 3, Order: simulate.OrderTime, Rate: 20},
+	} {
+		t.Run(string(cfg.Order), func(t *testing.T) { testRealism(t, cfg) })
+	}
+}
+
+func testRealism(t *testing.T, cfg simulate.Config) {
 	evs, st := generate(t, cfg)
 	check(t, cfg, evs, st)
 
@@ -543,7 +616,7 @@ func TestRealism(t *testing.T) {
 			}
 			rank := map[string]int{schema.TypeMessageCreated: 0, schema.TypeMessageQueued: 1, schema.TypeMessageProcessing: 2, schema.TypeMessageCompleted: 3, schema.TypeMessageFailed: 3}
 			lastRank, lastRetry := -1, -1
-			for _, e := range list {
+			for i, e := range list {
 				p := decode(e).(*schema.MessageEvent)
 				if e.Source != "rez_agent/"+p.Stage {
 					t.Fatalf("%s: source %q for stage %q", subject, e.Source, p.Stage)
@@ -553,6 +626,9 @@ func TestRealism(t *testing.T) {
 				}
 				lastRank = rank[e.Type]
 				if e.Type == schema.TypeMessageProcessing {
+					if i == 0 && cfg.Order == simulate.OrderTime {
+						lastRetry = *p.RetryCount - 1 // the message began before the slice
+					}
 					if *p.RetryCount != lastRetry+1 {
 						t.Fatalf("%s: retry_count %d after %d", subject, *p.RetryCount, lastRetry)
 					}

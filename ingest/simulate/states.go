@@ -110,7 +110,8 @@ func (g *gen) stateMachineExecution(at time.Time) {
 		StateMachineTags: m.tags,
 	}
 	subject := "states/execution/" + d.ExecutionArn
-	running := g.event(g.uuid(), "aws.states", schema.TypeExecutionStatusChange, subject, start, &d)
+	r := d // d changes below; the payload of an event must not
+	running := g.event(g.uuid(), "aws.states", schema.TypeExecutionStatusChange, subject, start, &r)
 	startedAt := start
 
 	stop := start.Add(g.skewed(m.lo, m.mid, m.hi))
@@ -144,9 +145,12 @@ func (g *gen) stateMachineExecution(at time.Time) {
 
 	lat := func() time.Duration { return g.between(200*time.Millisecond, 1500*time.Millisecond) }
 	// EventBridge is at-least-once and unordered: about 1% of events come
-	// twice, and for about 2% of executions RUNNING arrives after the end.
+	// twice (within 30 seconds in OrderTime, 5 minutes in OrderSubject), and for about 2% of executions RUNNING arrives after the end.
 	redeliver := func() time.Duration {
 		if g.chance(10) {
+			if g.cfg.Order == OrderTime {
+				return g.between(time.Second, 30*time.Second)
+			}
 			return g.between(time.Second, 5*time.Minute)
 		}
 		return 0
