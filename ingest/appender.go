@@ -39,6 +39,12 @@ type AppenderConfig struct {
 	BaseBackoff, MaxBackoff time.Duration
 	// Now is the clock that stamps recordedat. Default time.Now.
 	Now func() time.Time
+	// DataEncoding is how items store data (schema.ItemEncoded). Default
+	// schema.DataCompressed: zstd with the current dictionary when the item
+	// is above one write unit and compressing makes it smaller.
+	// schema.DataPlain writes the format consumers older than compression
+	// read.
+	DataEncoding schema.DataEncoding
 }
 
 // SetDefaults fills zero fields with their defaults.
@@ -76,13 +82,17 @@ func (c AppenderConfig) Validate() error {
 		return fmt.Errorf("ingest: AppenderConfig.MaxAttempts: must be at least 1, got %d", c.MaxAttempts)
 	case c.BaseBackoff <= 0 || c.MaxBackoff < c.BaseBackoff:
 		return errors.New("ingest: AppenderConfig.BaseBackoff: must be positive and not above MaxBackoff")
+	case c.DataEncoding != schema.DataCompressed && c.DataEncoding != schema.DataPlain && c.DataEncoding != schema.DataCompressedNoDictionary:
+		return fmt.Errorf("ingest: AppenderConfig.DataEncoding: unknown %s", c.DataEncoding)
 	}
 	return nil
 }
 
 // Appender appends events to the event table. Each event is validated first
 // and written with a condition that no item with its (subject, id) exists, so
-// a repeated event is reported as Duplicate and never written twice. Events
+// a repeated event is reported as Duplicate and never written twice. An
+// event whose item would exceed DynamoDB's 400 KB item limit, even with data
+// compressed, is Rejected with a *TooLargeError (ErrTooLarge). Events
 // of one subject are written in input order; different subjects are written
 // concurrently. Throttling and other retryable errors are retried with
 // jittered exponential backoff. An Appender is safe for concurrent use.
@@ -148,7 +158,7 @@ func (a *Appender) Append(ctx context.Context, events []schema.Event) (Result, e
 			continue
 		}
 		e.RecordedAt = &now
-		item, err := schema.Item(e, a.cfg.Retention)
+		item, err := a.item(e)
 		if err != nil {
 			res.Outcomes[i], res.Errors[i] = Rejected, err
 			continue
@@ -200,6 +210,19 @@ func (a *Appender) Append(ctx context.Context, events []schema.Event) (Result, e
 		}
 	}
 	return res, nil
+}
+
+// item builds an event's item and checks that DynamoDB can store it.
+func (a *Appender) item(e schema.Event) (map[string]types.AttributeValue, error) {
+	item, err := schema.ItemEncoded(e, a.cfg.Retention, a.cfg.DataEncoding)
+	if err != nil {
+		return nil, err
+	}
+	if size := schema.ItemSize(item); size > schema.MaxItemBytes {
+		_, compressed := item[schema.AttrDataEncoding]
+		return nil, &TooLargeError{Subject: e.Subject, ID: e.ID, ItemBytes: size, DataBytes: len(e.Data), Compressed: compressed, Limit: schema.MaxItemBytes}
+	}
+	return item, nil
 }
 
 var condNew = aws.String("attribute_not_exists(#s)")

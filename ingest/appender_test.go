@@ -2,15 +2,21 @@ package ingest_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/smithy-go"
@@ -92,6 +98,7 @@ func TestAppenderConfigValidate(t *testing.T) {
 		{"no table", ingest.AppenderConfig{}, "ingest: AppenderConfig.Table: is required"},
 		{"too many workers", ingest.AppenderConfig{Table: "t", Concurrency: 1000}, "ingest: AppenderConfig.Concurrency: must be between 1 and 256, got 1000"},
 		{"negative attempts", ingest.AppenderConfig{Table: "t", MaxAttempts: -1}, "ingest: AppenderConfig.MaxAttempts: must be at least 1, got -1"},
+		{"unknown data encoding", ingest.AppenderConfig{Table: "t", DataEncoding: 9}, "ingest: AppenderConfig.DataEncoding: unknown DataEncoding(9)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +107,158 @@ func TestAppenderConfigValidate(t *testing.T) {
 				t.Fatalf("NewAppender error = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// paddedMessage is a valid message event whose payload text is pad.
+func paddedMessage(i int, pad string) schema.Event {
+	e := messageEvent(i, schema.TypeMessageCreated)
+	e.Data = []byte(strings.Replace(string(e.Data), `"text":"hello"`, `"text":"`+pad+`"`, 1))
+	return e
+}
+
+// noise returns n characters of deterministic base64 of random bytes: text
+// that zstd shrinks by only a quarter.
+func noise(n int, seed byte) string {
+	b := make([]byte, n)
+	r := rand.New(rand.NewChaCha8([32]byte{seed}))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return base64.StdEncoding.EncodeToString(b)[:n]
+}
+
+// TestAppenderRejectsTooLarge: an event whose item stays above DynamoDB's
+// 400 KB limit compressed is Rejected with a *TooLargeError naming the sizes,
+// and is never sent; the other events of the call are written.
+func TestAppenderRejectsTooLarge(t *testing.T) {
+	f := &fakePut{}
+	a, err := ingest.NewAppender(f, ingest.AppenderConfig{Table: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := paddedMessage(2, noise(600<<10, 1))
+	plain := paddedMessage(3, strings.Repeat("0123456789", 45<<10)) // 450 KB that compresses
+	res, err := a.Append(context.Background(), []schema.Event{messageEvent(1, schema.TypeMessageCreated), huge, plain})
+	if err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	if want := []ingest.Outcome{ingest.Accepted, ingest.Rejected, ingest.Accepted}; !slices.Equal(res.Outcomes, want) {
+		t.Fatalf("outcomes %v, want %v (errors %v)", res.Outcomes, want, res.Errors)
+	}
+	if f.calls.Load() != 2 {
+		t.Fatalf("%d PutItem calls, want 2: the event too large to store must not be sent", f.calls.Load())
+	}
+	var tl *ingest.TooLargeError
+	if !errors.Is(res.Errors[1], ingest.ErrTooLarge) || !errors.As(res.Errors[1], &tl) {
+		t.Fatalf("error %v is not a *TooLargeError matching ErrTooLarge", res.Errors[1])
+	}
+	if !tl.Compressed || tl.DataBytes != len(huge.Data) || tl.ItemBytes <= schema.MaxItemBytes || tl.Limit != schema.MaxItemBytes || tl.ID != huge.ID {
+		t.Fatalf("TooLargeError %+v", tl)
+	}
+	want := fmt.Sprintf("ingest: event messages/00000000-0000-4000-8000-000000000002/%s is too large to store: its item would be %d bytes (data %d bytes, stored compressed) and DynamoDB's item limit is 409600 bytes (400 KB)",
+		huge.ID, tl.ItemBytes, len(huge.Data))
+	if got := res.Errors[1].Error(); got != want {
+		t.Fatalf("error text\n got %s\nwant %s", got, want)
+	}
+
+	// With DataPlain even the compressible payload is too large.
+	a, _ = ingest.NewAppender(f, ingest.AppenderConfig{Table: "t", DataEncoding: schema.DataPlain})
+	res, _ = a.Append(context.Background(), []schema.Event{paddedMessage(3, strings.Repeat("0123456789", 45<<10))})
+	if !errors.As(res.Errors[0], &tl) || tl.Compressed {
+		t.Fatalf("plain 450 KB: %v, want a TooLargeError stored as text", res.Errors[0])
+	}
+}
+
+// recordingCapacity is a PutItemAPI that asks DynamoDB for the consumed
+// capacity of every put and adds it up.
+type recordingCapacity struct {
+	ingest.PutItemAPI
+	mu    sync.Mutex
+	units float64
+	puts  int
+}
+
+func (r *recordingCapacity) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := r.PutItemAPI.PutItem(ctx, in, opts...)
+	if err == nil && out.ConsumedCapacity != nil && out.ConsumedCapacity.CapacityUnits != nil {
+		r.mu.Lock()
+		r.units += *out.ConsumedCapacity.CapacityUnits
+		r.puts++
+		r.mu.Unlock()
+	}
+	return out, err
+}
+
+func (r *recordingCapacity) take() (units float64, puts int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	units, puts = r.units, r.puts
+	r.units, r.puts = 0, 0
+	return units, puts
+}
+
+// TestItemSizeAgainstDynamoDBLocal checks schema.ItemSize, on which both the
+// compression threshold and the 400 KB rejection rest, against an
+// independent implementation: DynamoDB Local charges WriteUnits(size) for
+// items on each side of a write-unit boundary, stores an item of exactly
+// MaxItemBytes, and refuses one byte more, which the Appender rejects before
+// sending. Two ttl values cover the number encoding (trailing zero pairs
+// trimmed or not).
+func TestItemSizeAgainstDynamoDBLocal(t *testing.T) {
+	c := testenv.Clients(t)
+	naming, _ := testenv.Tables(t, c)
+	table := naming.Table(schema.TableEvents)
+	ctx := context.Background()
+	id := 0
+	for _, now := range []time.Time{
+		time.Unix(1767000000, 0).Add(-14 * 24 * time.Hour), // ttl 1767000000
+		time.Unix(1767012345, 0).Add(-14 * 24 * time.Hour), // ttl 1767012345
+	} {
+		rec := &recordingCapacity{PutItemAPI: c.DynamoDB}
+		a, err := ingest.NewAppender(rec, ingest.AppenderConfig{Table: table, DataEncoding: schema.DataPlain, Now: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// sized returns an event whose plain item is exactly size bytes.
+		sized := func(size int) schema.Event {
+			id++
+			e := paddedMessage(id, "x")
+			if err := ingest.Prepare(&e); err != nil {
+				t.Fatal(err)
+			}
+			e.RecordedAt = &now
+			item, err := schema.ItemEncoded(e, schema.EventRetentionDays*24*time.Hour, schema.DataPlain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return paddedMessage(id, noise(size-schema.ItemSize(item)+1, byte(id)))
+		}
+		for _, size := range []int{1024, 1025, 3072, 3073, schema.MaxItemBytes} {
+			res, err := a.Append(ctx, []schema.Event{sized(size)})
+			if err != nil || res.Outcomes[0] != ingest.Accepted {
+				t.Fatalf("ttl %d, %d-byte item: %v %v", now.Unix(), size, res.Outcomes, err)
+			}
+			if units, _ := rec.take(); units != float64(schema.WriteUnits(size)) {
+				t.Errorf("ttl %d, %d-byte item: DynamoDB Local charged %v write units, ItemSize says %d", now.Unix(), size, units, schema.WriteUnits(size))
+			}
+		}
+		over := sized(schema.MaxItemBytes + 1)
+		res, _ := a.Append(ctx, []schema.Event{over})
+		if !errors.Is(res.Errors[0], ingest.ErrTooLarge) {
+			t.Fatalf("ttl %d, item one byte over the limit: %v, want ErrTooLarge", now.Unix(), res.Errors[0])
+		}
+		if err := ingest.Prepare(&over); err != nil {
+			t.Fatal(err)
+		}
+		over.RecordedAt = &now
+		item, _ := schema.ItemEncoded(over, schema.EventRetentionDays*24*time.Hour, schema.DataPlain)
+		_, err = c.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
+		var api smithy.APIError
+		if !errors.As(err, &api) || api.ErrorCode() != "ValidationException" {
+			t.Fatalf("ttl %d: DynamoDB Local took an item of MaxItemBytes+1 (err %v): ItemSize undercounts", now.Unix(), err)
+		}
 	}
 }
 

@@ -20,5 +20,7 @@
 //     looked up through a TagCache).
 //
 // Validation failures are *schema.ValidationError values that name the field;
+// an event that can never be stored (its item above DynamoDB's 400 KB limit
+// even compressed) is rejected with a *TooLargeError matching ErrTooLarge;
 // write failures are *WriteError values.
 package ingest

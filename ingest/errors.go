@@ -1,6 +1,9 @@
 package ingest
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // WriteError says which event could not be written and why. It is transient
 // (the caller may retry the same event; the write is idempotent) unless the
@@ -17,3 +20,41 @@ func (e *WriteError) Error() string {
 
 // Unwrap returns the cause.
 func (e *WriteError) Unwrap() error { return e.Err }
+
+// ErrTooLarge is matched (errors.Is) by the error of an event that can never
+// be stored: its event-table item, with data compressed when that pays (see
+// schema.ItemEncoded), is larger than DynamoDB's item limit,
+// schema.MaxItemBytes (400 KB). Append reports such an event as Rejected
+// with a *TooLargeError and never sends it to DynamoDB; retrying it cannot
+// succeed. The webhook handler answers 413, `streamfold emit` rejects the
+// line (exit status 1).
+var ErrTooLarge = errors.New("ingest: event too large to store")
+
+// TooLargeError is the error of an event whose item exceeds Limit.
+type TooLargeError struct {
+	Subject, ID string
+	// ItemBytes is the size of the item as it would be written
+	// (schema.ItemSize), DataBytes the size of the payload's JSON text.
+	ItemBytes, DataBytes int
+	// Compressed says whether ItemBytes holds data compressed; when false
+	// the data was kept as text (compressing did not make it smaller, or
+	// the encoding is schema.DataPlain).
+	Compressed bool
+	// Limit is schema.MaxItemBytes.
+	Limit int
+}
+
+func (e *TooLargeError) Error() string {
+	how := "as text"
+	if e.Compressed {
+		how = "compressed"
+	}
+	return fmt.Sprintf("ingest: event %s/%s is too large to store: its item would be %d bytes (data %d bytes, stored %s) and DynamoDB's item limit is %d bytes (400 KB)",
+		e.Subject, e.ID, e.ItemBytes, e.DataBytes, how, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrTooLarge) true.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// Permanent reports that the same event is never worth retrying.
+func (e *TooLargeError) Permanent() bool { return true }

@@ -72,6 +72,9 @@ func (c WebhookConfig) Validate() error {
 //   - 200 {"status":"pong"} to a ping;
 //   - 202 {"status":"ignored","event":...} to other event types;
 //   - 400 {"error":...} to a delivery that is not a valid workflow_job event;
+//   - 413 {"error":...} to one whose event can never be stored (ErrTooLarge:
+//     its item, compressed, exceeds DynamoDB's 400 KB item limit), with the
+//     sizes and the limit;
 //   - 202 {"status":"accepted","id":...} when the event is appended,
 //     200 {"status":"duplicate","id":...} when it was already there;
 //   - 503 when the append fails, so that the delivery can be redelivered.
@@ -210,6 +213,9 @@ func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, delivery,
 		msg := "event rejected"
 		if outErr != nil {
 			msg = outErr.Error()
+		}
+		if errors.Is(outErr, ErrTooLarge) {
+			return errorReply(http.StatusRequestEntityTooLarge, "too_large", strings.TrimPrefix(msg, "ingest: "), outErr)
 		}
 		return errorReply(http.StatusBadRequest, "rejected", msg, outErr)
 	default:

@@ -5,18 +5,25 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/schema"
 )
@@ -328,6 +335,17 @@ func TestWebhookHandler(t *testing.T) {
 			wantEvents: 1,
 		},
 		{
+			name:    "an event too large to store is 413 with the sizes",
+			request: func() *http.Request { return webhookRequest("workflow_job", "d-huge", queued) },
+			appender: func(a *recordingAppender) {
+				a.outcome = Rejected
+				a.err = &TooLargeError{Subject: "github/1/job/2", ID: "d-huge", ItemBytes: 512000, DataBytes: 700000, Compressed: true, Limit: schema.MaxItemBytes}
+			},
+			wantStatus: http.StatusRequestEntityTooLarge,
+			wantBody:   map[string]string{"error": "event github/1/job/2/d-huge is too large to store: its item would be 512000 bytes (data 700000 bytes, stored compressed) and DynamoDB's item limit is 409600 bytes (400 KB)"},
+			wantEvents: 1,
+		},
+		{
 			name:    "rejected append is a bad request",
 			request: func() *http.Request { return webhookRequest("workflow_job", "d-rej", queued) },
 			appender: func(a *recordingAppender) {
@@ -521,4 +539,92 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// storingPut is a PutItemAPI that keeps every item it is given.
+type storingPut struct {
+	mu    sync.Mutex
+	items []map[string]types.AttributeValue
+}
+
+func (p *storingPut) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.items = append(p.items, in.Item)
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+// TestWebhookHandlerLargeDeliveries sends deliveries above DynamoDB's 400 KB
+// item limit through the real Appender. Before compression every one of
+// them failed the PutItem (ValidationException) and was answered 503, so
+// GitHub's redeliveries failed for ever. A realistic 450 KB job (thousands of
+// steps) now compresses far below the limit and is stored; a delivery that
+// stays above the limit compressed is answered 413 with the sizes, and never
+// reaches DynamoDB.
+func TestWebhookHandlerLargeDeliveries(t *testing.T) {
+	completed := readTestdata(t, "github/workflow_job_completed.json")
+	manySteps := editJSON(t, completed, func(m map[string]any) {
+		job := sub(m, "workflow_job")
+		var steps []any
+		for i := 1; len(steps) < 3200; i++ {
+			steps = append(steps, map[string]any{"name": fmt.Sprintf("Run ./scripts/test-shard.sh %d of 3200", i), "status": "completed",
+				"conclusion": "success", "number": i, "started_at": "2025-01-15T10:00:25Z", "completed_at": "2025-01-15T10:00:27Z"})
+		}
+		job["steps"] = steps
+	})
+	rnd := make([]byte, 450<<10)
+	r := rand.New(rand.NewChaCha8([32]byte{1}))
+	for i := range rnd {
+		rnd[i] = byte(r.Uint32())
+	}
+	noise := editJSON(t, completed, func(m map[string]any) {
+		m["enterprise"] = map[string]any{"description": base64.StdEncoding.EncodeToString(rnd)} // 600 KB of entropy
+	})
+	tests := []struct {
+		name, delivery string
+		body           []byte
+		wantStatus     int
+		wantError      string // a regular expression: the compressed size depends on the zstd version
+	}{
+		{"450 KB of steps is stored compressed", "d-steps", manySteps, http.StatusAccepted, "^$"},
+		{"600 KB of noise is 413", "d-noise", noise, http.StatusRequestEntityTooLarge,
+			`^event github/12345/job/31275968012/d-noise is too large to store: its item would be 4[0-9]{5} bytes \(data 622453 bytes, stored compressed\) and DynamoDB's item limit is 409600 bytes \(400 KB\)$`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if len(tt.body) < 450_000 {
+				t.Fatalf("body is %d bytes, want at least 450 KB", len(tt.body))
+			}
+			put := &storingPut{}
+			app, err := NewAppender(put, AppenderConfig{Table: "events"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := NewWebhookHandler(app, WebhookConfig{Secret: testSecret}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := serve(t, h, webhookRequest("workflow_job", tt.delivery, tt.body))
+			if resp.status != tt.wantStatus || !regexp.MustCompile(tt.wantError).MatchString(resp.body["error"]) {
+				t.Fatalf("%d %v, want %d %q", resp.status, resp.body, tt.wantStatus, tt.wantError)
+			}
+			if tt.wantStatus != http.StatusAccepted {
+				if len(put.items) != 0 {
+					t.Fatalf("an event too large to store was sent to DynamoDB")
+				}
+				return
+			}
+			if len(put.items) != 1 {
+				t.Fatalf("%d items written, want 1", len(put.items))
+			}
+			item := put.items[0]
+			if size := schema.ItemSize(item); size > schema.MaxItemBytes/4 {
+				t.Errorf("item is %d bytes compressed, want well below the limit", size)
+			}
+			e, err := schema.EventFromItem(item)
+			if err != nil || !bytes.Equal(e.Data, tt.body) {
+				t.Fatalf("stored data differs from the delivery (err %v)", err)
+			}
+		})
+	}
 }

@@ -20,6 +20,11 @@
 // # Storage
 //
 // Item and EventFromItem map an envelope to and from its event-table item
-// (see docs/event-contract.md). Tables lists the table specifications from which
-// local tables are created and against which Terraform is checked.
+// (see docs/event-contract.md). An item above one write unit (1 KB) stores
+// data as one zstd frame compressed with a dictionary trained on the payload
+// shapes streamfold accepts (zdict/, go generate); EventFromItem returns the
+// exact original bytes from either form, and from items written before
+// compression. ItemSize is DynamoDB's size of an item; MaxItemBytes its
+// limit. Tables lists the table specifications from which local tables are
+// created and against which Terraform is checked.
 package schema

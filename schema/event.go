@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // SpecVersion is the CloudEvents specification version of every envelope.
@@ -135,6 +136,13 @@ func Validate(e *Event) (Payload, error) {
 		}
 		if data[0] != '{' {
 			c.fail("data", "must be a JSON object")
+			break
+		}
+		if !utf8.Valid(data) {
+			// JSON text is UTF-8 (RFC 8259); DynamoDB strings, the archive's
+			// string column and the SDK's JSON encoding would all replace
+			// the invalid bytes, so the event could never be kept exactly.
+			c.fail("data", "must be UTF-8 (RFC 8259)")
 			break
 		}
 		p := k.new()

@@ -119,6 +119,11 @@ func TestValidateErrors(t *testing.T) {
 		{"album name too long and artist missing", func(t *testing.T) schema.Event {
 			return withData(t, base(t, "seed001-extracted"), map[string]any{"albumName": strings.Repeat("x", 201), "artist": nil})
 		}, "data.albumName: must be at most 200 characters; data.artist: is required"},
+		{"data not UTF-8", func(t *testing.T) schema.Event {
+			e := base(t, "seed004-created")
+			e.Data = append(append([]byte(nil), e.Data[:len(e.Data)-1]...), []byte(",\"x\":\"\xe5\"}")...)
+			return e
+		}, "data: must be UTF-8 (RFC 8259)"},
 		{"year wrong JSON type", func(t *testing.T) schema.Event {
 			return withData(t, base(t, "seed001-extracted"), map[string]any{"year": "1973"})
 		}, "data.year: must be a JSON number, got string"},

@@ -22,13 +22,28 @@ const (
 	AttrRecordedAt  = "recordedat"
 	AttrSpecVersion = "specversion"
 	AttrTTL         = "ttl"
+
+	// AttrDataEncoding is present exactly when data is stored compressed
+	// (attribute type B); its value says how: EncodingZstd, or
+	// EncodingZstdDictPrefix followed by the dictionary's id.
+	AttrDataEncoding = "dataenc"
 )
 
-// Item maps a validated event to its event-table item. data is kept as the
-// exact JSON text the producer sent (attribute type S), so no number or field
-// is ever reshaped; ttl is recordedat plus retention, in epoch seconds.
-// RecordedAt must be set.
+// Item maps a validated event to its event-table item, storing data as
+// DataCompressed does; see ItemEncoded.
 func Item(e Event, retention time.Duration) (map[string]types.AttributeValue, error) {
+	return ItemEncoded(e, retention, DataCompressed)
+}
+
+// ItemEncoded maps a validated event to its event-table item. data holds the
+// exact JSON text the producer sent, so no number or field is ever reshaped:
+// as text (attribute type S) when the plain item is at most
+// CompressAboveBytes or enc is DataPlain, and otherwise as one zstd frame of
+// those bytes (type B, with AttrDataEncoding naming the encoding) when that
+// makes the item smaller. ttl is recordedat plus retention, in epoch
+// seconds. RecordedAt must be set. The item may exceed MaxItemBytes: the
+// caller checks ItemSize.
+func ItemEncoded(e Event, retention time.Duration, enc DataEncoding) (map[string]types.AttributeValue, error) {
 	if e.RecordedAt == nil {
 		return nil, fmt.Errorf("%w: recordedat is not set", ErrMalformedItem)
 	}
@@ -45,13 +60,35 @@ func Item(e Event, retention time.Duration) (map[string]types.AttributeValue, er
 	if retention > 0 {
 		item[AttrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(e.RecordedAt.Add(retention).Unix(), 10)}
 	}
+	plain := ItemSize(item)
+	switch {
+	case enc == DataPlain, plain <= CompressAboveBytes, len(e.Data) > MaxDataBytes:
+		return item, nil
+	case enc != DataCompressed && enc != DataCompressedNoDictionary:
+		return nil, fmt.Errorf("schema: ItemEncoded: unknown %s", enc)
+	}
+	frame, encoding, err := compressData(e.Data, enc)
+	if err != nil {
+		return nil, err
+	}
+	// The compressed item replaces the text (len(data)) by the frame and
+	// adds the encoding attribute.
+	if plain-len(e.Data)+len(frame)+len(AttrDataEncoding)+len(encoding) >= plain {
+		return item, nil
+	}
+	item[AttrData] = &types.AttributeValueMemberB{Value: frame}
+	item[AttrDataEncoding] = &types.AttributeValueMemberS{Value: encoding}
 	return item, nil
 }
 
 // EventFromItem maps an event-table item (or a stream NewImage converted by
-// package streamimage) back to the envelope. It checks shape only; call
-// Validate for the payload rules. Errors wrap ErrMalformedItem and name the
-// attribute.
+// package streamimage) back to the envelope. Data comes out as the exact
+// bytes the producer sent, whichever way the item stores them: text (type S,
+// every item written before compression, and small ones since) or a zstd
+// frame (type B with AttrDataEncoding). It checks shape only; call Validate
+// for the payload rules. Errors wrap ErrMalformedItem and name the
+// attribute; an item compressed with a dictionary this version does not
+// know is one of them.
 func EventFromItem(item map[string]types.AttributeValue) (Event, error) {
 	str := func(name string, required bool) (string, error) {
 		av, ok := item[name]
@@ -91,14 +128,9 @@ func EventFromItem(item map[string]types.AttributeValue) (Event, error) {
 	if e.Time, err = time.Parse(time.RFC3339Nano, ts); err != nil {
 		return Event{}, fmt.Errorf("%w: attribute %q: not an RFC 3339 time: %q", ErrMalformedItem, AttrTime, ts)
 	}
-	data, err := str(AttrData, true)
-	if err != nil {
+	if e.Data, err = dataFromItem(item); err != nil {
 		return Event{}, err
 	}
-	if !json.Valid([]byte(data)) {
-		return Event{}, fmt.Errorf("%w: attribute %q: not valid JSON", ErrMalformedItem, AttrData)
-	}
-	e.Data = json.RawMessage(data)
 	rs, err := str(AttrRecordedAt, false)
 	if err != nil {
 		return Event{}, err
@@ -111,4 +143,37 @@ func EventFromItem(item map[string]types.AttributeValue) (Event, error) {
 		e.RecordedAt = &rt
 	}
 	return e, nil
+}
+
+// dataFromItem returns the JSON bytes an item's data attribute holds.
+func dataFromItem(item map[string]types.AttributeValue) (json.RawMessage, error) {
+	var data []byte
+	encAV, compressed := item[AttrDataEncoding]
+	switch av := item[AttrData].(type) {
+	case nil:
+		return nil, fmt.Errorf("%w: attribute %q is missing", ErrMalformedItem, AttrData)
+	case *types.AttributeValueMemberS:
+		if av == nil {
+			return nil, fmt.Errorf("%w: attribute %q is a nil value", ErrMalformedItem, AttrData)
+		}
+		if compressed {
+			return nil, fmt.Errorf("%w: attribute %q: is text (S) but %q is set", ErrMalformedItem, AttrData, AttrDataEncoding)
+		}
+		data = []byte(av.Value)
+	case *types.AttributeValueMemberB:
+		enc, ok := encAV.(*types.AttributeValueMemberS)
+		if av == nil || !ok || enc == nil {
+			return nil, fmt.Errorf("%w: attribute %q: is binary (B) but %q is missing or not a string (S)", ErrMalformedItem, AttrData, AttrDataEncoding)
+		}
+		var err error
+		if data, err = decompressData(av.Value, enc.Value); err != nil {
+			return nil, fmt.Errorf("%w: attribute %q: %w", ErrMalformedItem, AttrData, err)
+		}
+	default:
+		return nil, fmt.Errorf("%w: attribute %q must be a string (S) or, compressed, a binary (B)", ErrMalformedItem, AttrData)
+	}
+	if !json.Valid(data) {
+		return nil, fmt.Errorf("%w: attribute %q: not valid JSON", ErrMalformedItem, AttrData)
+	}
+	return json.RawMessage(data), nil
 }
