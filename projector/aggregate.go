@@ -44,9 +44,15 @@ type Contribution struct {
 	Table string
 	// Key is the row's primary key.
 	Key map[string]types.AttributeValue
-	// Attrs are static attributes set on the row (if_not_exists semantics is
-	// not needed: they are functions of the key), e.g. entityType, date.
+	// Attrs are static attributes set on the row, e.g. entityType, date, a
+	// run's workflow name. Several aggregates contribute to one row, so each
+	// attribute is a join over its contributors: the value with the greatest
+	// stamp in Stamps wins (an attribute without a stamp is a function of
+	// the key, the same from every contributor). An attribute a contributor
+	// does not know is left out, never written as absent.
 	Attrs map[string]types.AttributeValue
+	// Stamps orders the values of Attrs across contributors (see Attrs).
+	Stamps map[string]Stamp
 	// Counters are integer counters to ADD. A counter listed in Scale is a
 	// fixed-point decimal: value 6000 with scale 6 is written as 0.006000
 	// (money is kept in micro-dollars, see Micros), so sums stay exact.

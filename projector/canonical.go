@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/schema"
 )
 
 // canonicalItem renders an item as plain Go values with numbers normalised,
@@ -18,8 +20,19 @@ func canonicalItem(item map[string]types.AttributeValue) map[string]any {
 	return out
 }
 
-// CanonicalItem is canonicalItem for tests in other packages.
-func CanonicalItem(item map[string]types.AttributeValue) map[string]any { return canonicalItem(item) }
+// CanonicalItem renders an item as readers see it, canonically (see
+// canonicalItem): the projector's bookkeeping attributes
+// (schema.IsInternalAttribute: owners, versions, stamps) are left out, so a
+// rebuilt projection equals the live one.
+func CanonicalItem(item map[string]types.AttributeValue) map[string]any {
+	out := canonicalItem(item)
+	for k := range out {
+		if schema.IsInternalAttribute(k) {
+			delete(out, k)
+		}
+	}
+	return out
+}
 
 func canonicalNumber(s string) string {
 	r, ok := new(big.Rat).SetString(s)

@@ -15,14 +15,10 @@ import (
 // status and conclusion (completed once every job of the run completed;
 // failure if any failed). It returns nil for rows with nothing to derive.
 //
-// The projector sets them right after the commit that changed the counters,
-// conditioned on the counters still holding the values they were derived
-// from (Store.Derive); a concurrent commit re-derives after its own, and
-// every projection of an aggregate's records, a redelivery included,
-// re-derives the rows it contributes to, which repairs a derive that
-// failed. A nil value means the attribute
-// must be absent (it is removed). They are therefore eventually consistent
-// with the counters, which stay exact.
+// The projector computes them in the same write that moves the counters
+// (the row is written whole, compare-and-set on its version), so they are
+// always consistent with the counters. A nil value means the attribute must
+// be absent (it is removed).
 func DeriveRow(table string, row map[string]types.AttributeValue) map[string]types.AttributeValue {
 	num := func(k string) *big.Rat {
 		r := new(big.Rat)
@@ -67,20 +63,6 @@ func DeriveRow(table string, row map[string]types.AttributeValue) map[string]typ
 // derivable reports whether a counter row's table has derived attributes.
 func derivable(table string) bool {
 	return table == schema.TableWorkflows || table == schema.TableWorkflowRuns
-}
-
-// counterCondition lists the numeric attributes of a row with their values,
-// as the condition under which derived attributes computed from it are set.
-func counterCondition(row map[string]types.AttributeValue, counters []string) map[string]string {
-	out := map[string]string{}
-	for _, k := range counters {
-		if n, ok := row[k].(*types.AttributeValueMemberN); ok {
-			out[k] = n.Value
-		} else {
-			out[k] = ""
-		}
-	}
-	return out
 }
 
 // ApplyDerived sets the attributes DeriveRow returned on row, removing those

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/streamrun"
@@ -74,11 +73,17 @@ func (f *faulty) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 
 func workload(t *testing.T, seed int64) []schema.Event {
 	t.Helper()
+	return workloadN(t, seed, *faultEvents)
+}
+
+// workloadN is a simulated workload of n events over the last three days.
+func workloadN(t *testing.T, seed int64, n int) []schema.Event {
+	t.Helper()
 	// Recent dates: projections carry TTLs (90 days from creation) that
 	// DynamoDB Local enforces, so a workload from long ago would expire
 	// while the test runs.
 	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
-	evs, _, err := simulate.Generate(simulate.Config{Seed: seed, Events: *faultEvents, Days: 3, Start: start})
+	evs, _, err := simulate.Generate(simulate.Config{Seed: seed, Events: n, Days: 3, Start: start})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +91,7 @@ func workload(t *testing.T, seed int64) []schema.Event {
 	for _, e := range evs {
 		subjects[e.Subject] = true
 	}
-	if len(subjects) < 500 || len(evs) < 20000 && *faultEvents >= 20000 {
+	if n >= 20000 && (len(subjects) < 500 || len(evs) < 20000) {
 		t.Fatalf("workload has %d events over %d aggregates; want >= 20000 over >= 500", len(evs), len(subjects))
 	}
 	return evs
@@ -101,9 +106,10 @@ func TestFaultInjectionDynamoDB(t *testing.T) {
 		t.Skip("full-size fault injection skipped in -short mode")
 	}
 	p := newPipeline(t)
-	// Derives fail now and then after their commit succeeded; the
-	// redelivery must repair the rows (see commitAll).
-	flaky := &flakyDerive{Store: p.store, rng: rand.New(rand.NewPCG(3, 4)), rate: 0.02}
+	// Item writes fail now and then after their commit succeeded, and
+	// commits fail before reaching DynamoDB, as throttling would; the
+	// redelivery must repair the items.
+	flaky := &flakyStore{Store: p.store, rng: rand.New(rand.NewPCG(3, 4)), rate: 0.02}
 	proj, err := projector.New(flaky, projector.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -150,14 +156,14 @@ func TestFaultInjectionDynamoDB(t *testing.T) {
 	want, counters := reference(t, p.stored(t))
 	compareViews(t, want, actual(t, p.c, p.n, counters))
 	if flaky.failed.Load() == 0 {
-		t.Fatal("no derive failure was injected")
+		t.Fatal("no store failure was injected")
 	}
-	t.Logf("%d events, %d injected faults, %d failed derives, %d runner restarts, %d commits", len(evs), f.injected.Load(), flaky.failed.Load(), restarts, p.store.WriteRequests())
+	t.Logf("%d events, %d injected faults, %d failed store calls, %d runner restarts, %d write requests", len(evs), f.injected.Load(), flaky.failed.Load(), restarts, p.store.WriteRequests())
 }
 
-// flakyDerive fails a fraction of Store.Derive calls before they reach the
-// store, as a throttled GetItem or UpdateItem would.
-type flakyDerive struct {
+// flakyStore fails a fraction of commits and item writes before they reach
+// the store, as throttling would.
+type flakyStore struct {
 	projector.Store
 	mu     sync.Mutex
 	rng    *rand.Rand
@@ -165,15 +171,28 @@ type flakyDerive struct {
 	failed atomic.Int64
 }
 
-func (f *flakyDerive) Derive(ctx context.Context, table string, key map[string]types.AttributeValue, counters []string, derive func(map[string]types.AttributeValue) map[string]types.AttributeValue) error {
+func (f *flakyStore) fail() bool {
 	f.mu.Lock()
-	fail := f.rng.Float64() < f.rate
-	f.mu.Unlock()
-	if fail {
+	defer f.mu.Unlock()
+	if f.rng.Float64() < f.rate {
 		f.failed.Add(1)
-		return errors.New("injected: derive throttled")
+		return true
 	}
-	return f.Store.Derive(ctx, table, key, counters, derive)
+	return false
+}
+
+func (f *flakyStore) Commit(ctx context.Context, tx projector.Tx) error {
+	if f.fail() {
+		return errors.New("injected: commit throttled")
+	}
+	return f.Store.Commit(ctx, tx)
+}
+
+func (f *flakyStore) PutItems(ctx context.Context, owner string, version int64, items []projector.Item) error {
+	if f.fail() {
+		return errors.New("injected: item put throttled")
+	}
+	return f.Store.PutItems(ctx, owner, version, items)
 }
 
 // TestFaultInjectionMemStore runs -fault.seeds workloads through an
@@ -191,23 +210,26 @@ func TestFaultInjectionMemStore(t *testing.T) {
 			evs := workload(t, 100+seed)
 			store := projector.NewMemStore()
 			rng := rand.New(rand.NewPCG(uint64(seed), 99))
-			// Commits fail transiently too (nothing applied).
-			store.FailCommit = func(projector.Tx) error {
-				if rng.Float64() < 0.02 {
+			// Commits also meet DynamoDB's TransactionConflict (another
+			// transaction on one of their items), and item writes fail
+			// after their commit succeeded: the records are failed and
+			// delivered again, and the redelivery writes the items.
+			store.FailCommit = func(tx projector.Tx) error {
+				switch r := rng.Float64(); {
+				case r < 0.02:
 					return errors.New("injected: commit throttled")
+				case r < 0.03 && len(tx.Rows) > 0:
+					return fmt.Errorf("%w: injected: TransactionConflict", projector.ErrConflict)
 				}
 				return nil
 			}
-			// So do derives, after their commit succeeded, with no retry
-			// in place (DeriveAttempts 1): the records are failed and
-			// delivered again, and the redelivery re-derives the rows.
-			store.FailDerive = func(string, map[string]types.AttributeValue) error {
+			store.FailPut = func(string, projector.Item) error {
 				if rng.Float64() < 0.02 {
-					return errors.New("injected: derive throttled")
+					return errors.New("injected: put throttled")
 				}
 				return nil
 			}
-			proj, err := projector.New(store, projector.Config{Concurrency: 1, DeriveAttempts: 1})
+			proj, err := projector.New(store, projector.Config{Concurrency: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

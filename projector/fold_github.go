@@ -350,11 +350,19 @@ func (j *JobState) Contributions() []Contribution {
 		"run_id":          avN(j.RunID),
 		"run_attempt":     avN(j.RunAttempt),
 	}
-	m := itemAttrs(attrs)
-	m.lwwStr("repo_full_name", j.RepoFullName)
-	m.lwwStr("workflow_name", j.WorkflowName)
-	m.lwwStr("head_sha", j.HeadSHA)
-	m.lwwStr("head_branch", j.HeadBranch)
+	// The run's own attributes, each stamped with the register it comes
+	// from: the row keeps, per attribute, the value with the greatest stamp
+	// among its jobs, whatever order they were projected in.
+	stamps := map[string]Stamp{}
+	for name, r := range map[string]LWW[string]{
+		"repo_full_name": j.RepoFullName, "workflow_name": j.WorkflowName,
+		"head_sha": j.HeadSHA, "head_branch": j.HeadBranch,
+	} {
+		if r.Known() && r.V != "" {
+			attrs[name] = avS(r.V)
+			stamps[name] = r.Stamp
+		}
+	}
 	c := map[string]int64{"total_jobs": 1, "completed_jobs": 0, "failed_jobs": 0, "success_jobs": 0}
 	if j.Status.Known() && j.Status.V == "completed" {
 		c["completed_jobs"] = 1
@@ -372,6 +380,7 @@ func (j *JobState) Contributions() []Contribution {
 		Table:    schema.TableWorkflowRuns,
 		Key:      map[string]types.AttributeValue{"pk": avS(pk), "sk": avS("v")},
 		Attrs:    attrs,
+		Stamps:   stamps,
 		Counters: c,
 	}}
 }

@@ -731,27 +731,73 @@ func BenchmarkFold(b *testing.B) {
 	b.ReportMetric(float64(len(in))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
-func TestMergeDeltasKeepsAttributeOnlyRows(t *testing.T) {
+func TestRowDeltasKeepAttributeOnlyRows(t *testing.T) {
 	key := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "run"}, "sk": &types.AttributeValueMemberS{Value: "1"}}
 	name := map[string]types.AttributeValue{"workflow_name": &types.AttributeValueMemberS{Value: "ci"}}
-	// Two aggregates' deltas on one run row: one counts nothing but names the
-	// workflow, the other counts a job; and two that cancel out on another row.
-	other := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "run"}, "sk": &types.AttributeValueMemberS{Value: "2"}}
-	got := projector.MergeDeltasForTest([]projector.Contribution{
-		{Table: schema.TableWorkflowRuns, Key: key, Attrs: name, Counters: map[string]int64{"total_jobs": 0}},
-		{Table: schema.TableWorkflowRuns, Key: key, Counters: map[string]int64{"total_jobs": 1}},
-		{Table: schema.TableWorkflowRuns, Key: other, Counters: map[string]int64{"total_jobs": 1}},
-		{Table: schema.TableWorkflowRuns, Key: other, Counters: map[string]int64{"total_jobs": -1}},
-	})
-	if len(got) != 1 {
-		t.Fatalf("merged %d rows, want 1 (the cancelled row dropped): %+v", len(got), got)
+	applied := []projector.Contribution{{Table: schema.TableWorkflowRuns, Key: key, Counters: map[string]int64{"total_jobs": 1}}}
+	prev := []projector.Contribution{{Table: schema.TableWorkflowRuns, Key: key, Counters: map[string]int64{"total_jobs": 1}}}
+	// The job already counted learns its workflow name: no counter moves,
+	// the row is still written for the attribute.
+	next := []projector.Contribution{{Table: schema.TableWorkflowRuns, Key: key, Attrs: name, Counters: map[string]int64{"total_jobs": 1}}}
+	got := projector.RowDeltasForTest(applied, prev, next)
+	if len(got) != 1 || got[0].Attrs["workflow_name"] == nil || got[0].Counters["total_jobs"] != 0 {
+		t.Fatalf("deltas = %+v, want the attribute-only row", got)
 	}
-	if got[0].Counters["total_jobs"] != 1 || got[0].Attrs["workflow_name"] == nil {
-		t.Fatalf("merged row = %+v, want total_jobs 1 and the workflow name", got[0])
+	// Nothing learned, nothing moved: no row.
+	if got := projector.RowDeltasForTest(applied, next, next); len(got) != 0 {
+		t.Fatalf("deltas = %+v, want none", got)
 	}
-	// The attribute-only delta alone is kept too.
-	if got := projector.MergeDeltasForTest([]projector.Contribution{{Table: schema.TableWorkflowRuns, Key: key, Attrs: name, Counters: map[string]int64{}}}); len(got) != 1 {
-		t.Fatalf("an attribute-only delta was dropped: %+v", got)
+	// What was applied, not what the old state contributes now, is
+	// subtracted (a deploy changed the rule: it counted 2 then).
+	applied[0].Counters["total_jobs"] = 2
+	if got := projector.RowDeltasForTest(applied, prev, prev); len(got) != 1 || got[0].Counters["total_jobs"] != -1 {
+		t.Fatalf("deltas = %+v, want total_jobs -1", got)
+	}
+}
+
+// TestRowAttributesJoinByStamp: a row's static attribute is the value with
+// the greatest stamp among its contributors, whatever order they are
+// merged and written in, and a contributor that does not know it never
+// removes it.
+func TestRowAttributesJoinByStamp(t *testing.T) {
+	key := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "run"}, "sk": &types.AttributeValueMemberS{Value: "v"}}
+	t0 := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	contrib := func(name string, at time.Duration, id string) projector.Contribution {
+		c := projector.Contribution{Table: schema.TableWorkflowRuns, Key: key, Counters: map[string]int64{"total_jobs": 1}}
+		if name != "" {
+			c.Attrs = map[string]types.AttributeValue{"workflow_name": &types.AttributeValueMemberS{Value: name}}
+			c.Stamps = map[string]projector.Stamp{"workflow_name": {Time: t0.Add(at), ID: id}}
+		}
+		return c
+	}
+	cs := []projector.Contribution{contrib("old", 0, "a"), contrib("", 0, ""), contrib("new", time.Minute, "b"), contrib("mid", 30*time.Second, "c")}
+	perms := [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 3, 0, 2}, {2, 0, 3, 1}}
+	for _, perm := range perms {
+		// One row write per contribution, in this order...
+		var row map[string]types.AttributeValue
+		for _, i := range perm {
+			var err error
+			if row, err = projector.NextRowForTest(schema.TableWorkflowRuns, row, cs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// ...and all merged into one write.
+		var acc projector.Contribution
+		for _, i := range perm {
+			projector.MergeRowDeltaForTest(&acc, cs[i])
+		}
+		one, err := projector.NextRowForTest(schema.TableWorkflowRuns, nil, acc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []map[string]types.AttributeValue{row, one} {
+			if v := r["workflow_name"].(*types.AttributeValueMemberS).Value; v != "new" {
+				t.Fatalf("order %v: workflow_name = %s, want new", perm, v)
+			}
+			if v := r["total_jobs"].(*types.AttributeValueMemberN).Value; v != "4" {
+				t.Fatalf("order %v: total_jobs = %s, want 4", perm, v)
+			}
+		}
 	}
 }
 

@@ -58,9 +58,11 @@ func NewHandler(p *Projector, dl deadLetterPutter, cfg HandlerConfig, log *slog.
 type BatchStats struct {
 	Records, Inserts, SkippedNonInsert, TTLRemoves, NonAgent, Poison int
 	Aggregates, Changed, Unchanged, Commits, FailedAggregates        int
-	// DeriveErrors counts counter rows whose derived attributes could not
-	// be set; the aggregates contributing to them count as failed.
-	DeriveErrors    int
+	// PoisonAggregates counts aggregates whose records can never be
+	// applied (see Outcome.Poison): their records are dead-lettered.
+	PoisonAggregates int
+	// Conflicts counts commits refused for a version conflict (retried).
+	Conflicts       int
 	LowestFailedSeq string
 }
 
@@ -118,6 +120,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	st := BatchStats{Records: len(ev.Records)}
 	var inputs []Input
 	seqOf := map[string][]string{} // subject -> seqs
+	recsOf := map[string][]events.DynamoDBEventRecord{}
 	lowest := ""
 	fail := func(seq string) {
 		if lowest == "" || streamimage.CompareSeq(seq, lowest) < 0 {
@@ -152,13 +155,31 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 			st.Inserts++
 			inputs = append(inputs, in)
 			seqOf[in.Event.Subject] = append(seqOf[in.Event.Subject], in.Seq)
+			recsOf[in.Event.Subject] = append(recsOf[in.Event.Subject], rec)
 		}
 	}
 	st.Aggregates = len(seqOf)
 	if len(inputs) > 0 {
 		out := h.proj.Project(ctx, inputs)
 		st.Changed, st.Unchanged, st.Commits, st.FailedAggregates = out.Changed, out.Unchanged, out.Commits, len(out.Failed)
-		st.DeriveErrors = out.DeriveErrors
+		st.Conflicts, st.PoisonAggregates = out.Conflicts, len(out.Poison)
+		for subj, err := range out.Poison {
+			// Records that can never be applied go to the dead letters with
+			// the reason; the rest of the batch goes on.
+			for _, rec := range recsOf[subj] {
+				d, derr := NewDeadLetter(h.cfg.Consumer, "poison", rec, fmt.Errorf("%w: %w", ErrPoison, err), h.cfg.Now())
+				if derr == nil {
+					derr = h.dl.Put(ctx, d)
+				}
+				if derr != nil {
+					h.log.ErrorContext(ctx, "dead letter write failed", "seq", rec.Change.SequenceNumber, "err", derr)
+					fail(rec.Change.SequenceNumber)
+					continue
+				}
+				st.Poison++
+				h.log.WarnContext(ctx, "aggregate poisoned, record dead-lettered", "subject", subj, "seq", rec.Change.SequenceNumber, "err", err)
+			}
+		}
 		for subj, err := range out.Failed {
 			h.log.ErrorContext(ctx, "aggregate not projected", "subject", subj, "err", err)
 			for _, s := range seqOf[subj] {
@@ -171,7 +192,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		"records", st.Records, "inserts", st.Inserts, "skipped_non_insert", st.SkippedNonInsert,
 		"ttl_removes", st.TTLRemoves, "non_agent", st.NonAgent, "poison", st.Poison,
 		"aggregates", st.Aggregates, "changed", st.Changed, "unchanged", st.Unchanged,
-		"commits", st.Commits, "failed_aggregates", st.FailedAggregates, "derive_errors", st.DeriveErrors,
+		"commits", st.Commits, "conflicts", st.Conflicts, "failed_aggregates", st.FailedAggregates, "poison_aggregates", st.PoisonAggregates,
 		"lowest_failed_seq", st.LowestFailedSeq, "ms", time.Since(start).Milliseconds())
 	var resp events.DynamoDBEventResponse
 	if lowest != "" {

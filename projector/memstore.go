@@ -3,7 +3,6 @@ package projector
 import (
 	"context"
 	"fmt"
-	"math/big"
 	"strings"
 	"sync"
 
@@ -13,46 +12,126 @@ import (
 )
 
 // MemStore is an in-memory Store with DynamoDB's semantics for what the
-// projector uses: atomic commits with version checks, item puts, and exact
-// decimal ADD. It passes the same conformance suite as DynamoStore
+// projector uses: atomic commits with version checks (conditional puts),
+// conditional item puts, and DynamoDB's limits (MaxTxActions and
+// MaxTxBytes per commit, MaxItemBytes per item, no two actions on one item
+// in a commit). It passes the same conformance suite as DynamoStore
 // (projector/storetest) and exists so that property tests can run many seeds
 // fast; it is never the only test of anything.
 type MemStore struct {
 	mu     sync.Mutex
-	states map[string]StoredState
+	states map[string]storedState
 	items  map[string]map[string]types.AttributeValue // table\x00key -> item
 	// FailCommit, when set, is called before each commit; a non-nil error
-	// fails the commit with nothing applied (fault injection).
+	// fails the commit with nothing applied (fault injection: throttling,
+	// or a TransactionConflict wrapped in ErrConflict).
 	FailCommit func(tx Tx) error
-	// FailDerive, when set, is called before each derive; a non-nil error
-	// fails the derive with nothing changed (fault injection).
-	FailDerive func(table string, key map[string]types.AttributeValue) error
-	commits    int64
+	// FailPut, when set, is called before each item put; a non-nil error
+	// fails that put (fault injection: a crash between the commit and the
+	// items).
+	FailPut func(owner string, it Item) error
+	commits int64
+}
+
+// storedState is what MemStore keeps of a state: as DynamoStore would
+// store it (the JSON compressed is not modelled; its size is).
+type storedState struct {
+	StoredState
+	item map[string]types.AttributeValue
 }
 
 // NewMemStore returns an empty MemStore.
 func NewMemStore() *MemStore {
-	return &MemStore{states: map[string]StoredState{}, items: map[string]map[string]types.AttributeValue{}}
+	return &MemStore{states: map[string]storedState{}, items: map[string]map[string]types.AttributeValue{}}
 }
 
-// Load implements Store.
-func (m *MemStore) Load(_ context.Context, subjects []string) (map[string]StoredState, error) {
+// Load implements Store (always consistent).
+func (m *MemStore) Load(_ context.Context, subjects []string, _ bool) (map[string]StoredState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[string]StoredState{}
 	for _, s := range subjects {
 		if st, ok := m.states[s]; ok {
-			st.State = append([]byte(nil), st.State...)
-			out[s] = st
+			cp := st.StoredState
+			cp.State = append([]byte(nil), cp.State...)
+			cp.Applied = append([]Contribution(nil), cp.Applied...)
+			out[s] = cp
 		}
 	}
 	return out, nil
+}
+
+// LoadRows implements Store (always consistent).
+func (m *MemStore) LoadRows(_ context.Context, rows []RowRef, _ bool) (map[string]Row, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]Row{}
+	for _, r := range rows {
+		id := r.Table + "\x00" + keyString(r.Key)
+		if it, ok := m.items[id]; ok {
+			cp := copyItem(it)
+			out[id] = Row{Table: r.Table, Key: r.Key, Item: cp, Version: rowVersion(cp)}
+		}
+	}
+	return out, nil
+}
+
+func copyItem(it map[string]types.AttributeValue) map[string]types.AttributeValue {
+	cp := make(map[string]types.AttributeValue, len(it))
+	for k, v := range it {
+		cp[k] = v
+	}
+	return cp
 }
 
 // Commit implements Store.
 func (m *MemStore) Commit(_ context.Context, tx Tx) error {
 	if n := tx.Actions(); n == 0 || n > MaxTxActions {
 		return fmt.Errorf("projector: a commit needs 1-%d actions, got %d", MaxTxActions, n)
+	}
+	// Render what DynamoStore would write, with its size checks.
+	states := make([]map[string]types.AttributeValue, len(tx.States))
+	bytes := 0
+	seen := map[string]bool{}
+	for i, p := range tx.States {
+		it, err := stateItem(p)
+		if err != nil {
+			return err
+		}
+		states[i] = it
+		bytes += ItemSize(it)
+		if seen["\x00"+p.Subject] {
+			return fmt.Errorf("projector: two actions on one item (state of %s)", p.Subject)
+		}
+		seen["\x00"+p.Subject] = true
+	}
+	rows := make([]map[string]types.AttributeValue, len(tx.Rows))
+	ids := make([]string, len(tx.Rows))
+	for i, r := range tx.Rows {
+		spec, ok := schema.TableSpec(r.Table)
+		if !ok {
+			return fmt.Errorf("projector: row of unknown table %q", r.Table)
+		}
+		key, ok := spec.Key(r.Item)
+		if !ok {
+			return fmt.Errorf("projector: %s row lacks its key attributes", r.Table)
+		}
+		it := copyItem(r.Item)
+		it[schema.AttrRowVersion] = avN(r.Expected + 1)
+		n, err := checkSize(r.Table+" row", it)
+		if err != nil {
+			return err
+		}
+		bytes += n
+		ids[i] = r.Table + "\x00" + keyString(key)
+		if seen[ids[i]] {
+			return fmt.Errorf("projector: two actions on one item %s", ids[i])
+		}
+		seen[ids[i]] = true
+		rows[i] = it
+	}
+	if bytes > MaxTxBytes {
+		return fmt.Errorf("%w: a commit of %d bytes exceeds the transaction limit of %d", ErrTooLarge, bytes, MaxTxBytes)
 	}
 	if m.FailCommit != nil {
 		if err := m.FailCommit(tx); err != nil {
@@ -66,9 +145,28 @@ func (m *MemStore) Commit(_ context.Context, tx Tx) error {
 			return fmt.Errorf("%w: %s stored version %d, expected %d", ErrConflict, p.Subject, cur.Version, p.Expected)
 		}
 	}
-	ids := make([]string, len(tx.Items)) // each item's row in m.items
-	seen := map[string]bool{}
-	for i, it := range tx.Items {
+	for i, r := range tx.Rows {
+		cur, ok := m.items[ids[i]]
+		if v := rowVersion(cur); ok && v != r.Expected || !ok && r.Expected != 0 {
+			return fmt.Errorf("%w: %s stored version %d, expected %d", ErrConflict, ids[i], v, r.Expected)
+		}
+	}
+	for i, p := range tx.States {
+		st := p.StoredState
+		st.State = append([]byte(nil), st.State...)
+		st.Applied = append([]Contribution(nil), st.Applied...)
+		m.states[p.Subject] = storedState{StoredState: st, item: states[i]}
+	}
+	for i := range tx.Rows {
+		m.items[ids[i]] = rows[i]
+	}
+	m.commits++
+	return nil
+}
+
+// PutItems implements Store.
+func (m *MemStore) PutItems(_ context.Context, owner string, version int64, items []Item) error {
+	for _, it := range items {
 		spec, ok := schema.TableSpec(it.Table)
 		if !ok {
 			return fmt.Errorf("projector: item of unknown table %q", it.Table)
@@ -77,63 +175,56 @@ func (m *MemStore) Commit(_ context.Context, tx Tx) error {
 		if !ok {
 			return fmt.Errorf("projector: %s item lacks its key attributes", it.Table)
 		}
+		item := copyItem(it.Item)
+		item[schema.AttrItemOwner] = avS(owner)
+		item[schema.AttrItemVersion] = avN(version)
+		if _, err := checkSize(it.Table+" item of "+owner, item); err != nil {
+			return err
+		}
+		if m.FailPut != nil {
+			if err := m.FailPut(owner, it); err != nil {
+				return err
+			}
+		}
 		id := it.Table + "\x00" + keyString(key)
-		if seen[id] {
-			return fmt.Errorf("projector: two actions on one item %s", id)
+		m.mu.Lock()
+		cur, exists := m.items[id]
+		switch {
+		case !exists:
+		case cur[schema.AttrItemOwner] != nil && !isString(cur[schema.AttrItemOwner], owner):
+			m.mu.Unlock()
+			o, _ := cur[schema.AttrItemOwner].(*types.AttributeValueMemberS)
+			return fmt.Errorf("%w: %s item %s belongs to %s, not %s", ErrItemOwned, it.Table, keyString(key), o.Value, owner)
+		case cur[schema.AttrItemVersion] != nil && rowVersionOf(cur, schema.AttrItemVersion) > version:
+			m.mu.Unlock()
+			continue // a newer version is stored
 		}
-		seen[id] = true
-		ids[i] = id
+		m.items[id] = item
+		m.mu.Unlock()
 	}
-	// Validate deltas before applying anything (atomicity).
-	for _, d := range tx.Deltas {
-		for k := range d.Counters {
-			if cur, ok := m.items[d.RowID()][k]; ok {
-				if _, isN := cur.(*types.AttributeValueMemberN); !isN {
-					return fmt.Errorf("projector: ADD to non-number %s of %s", k, d.RowID())
-				}
-			}
-		}
-	}
-	for _, p := range tx.States {
-		st := p.StoredState
-		st.State = append([]byte(nil), st.State...)
-		m.states[p.Subject] = st
-	}
-	for i, it := range tx.Items {
-		cp := make(map[string]types.AttributeValue, len(it.Item))
-		for k, v := range it.Item {
-			cp[k] = v
-		}
-		m.items[ids[i]] = cp
-	}
-	for _, d := range tx.Deltas {
-		id := d.RowID()
-		row := m.items[id]
-		if row == nil {
-			row = map[string]types.AttributeValue{}
-			for k, v := range d.Key {
-				row[k] = v
-			}
-			m.items[id] = row
-		}
-		for k, v := range d.Attrs {
-			row[k] = v
-		}
-		for k, v := range d.Counters {
-			if v == 0 {
-				continue
-			}
-			sum := new(big.Rat)
-			if cur, ok := row[k].(*types.AttributeValueMemberN); ok {
-				sum.SetString(cur.Value)
-			}
-			add, _ := new(big.Rat).SetString(FormatScaled(v, d.Scale[k]))
-			sum.Add(sum, add)
-			row[k] = &types.AttributeValueMemberN{Value: NormalizeNumber(sum.FloatString(12))}
-		}
-	}
-	m.commits++
 	return nil
+}
+
+// ItemVersions implements Store.
+func (m *MemStore) ItemVersions(_ context.Context, items []Item) ([]int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]int64, len(items))
+	for i, it := range items {
+		if cur, ok := m.items[it.Table+"\x00"+keyString(keyOf(it.Table, it.Item))]; ok {
+			out[i] = rowVersionOf(cur, schema.AttrItemVersion)
+		}
+	}
+	return out, nil
+}
+
+func isString(v types.AttributeValue, s string) bool {
+	sv, ok := v.(*types.AttributeValueMemberS)
+	return ok && sv.Value == s
+}
+
+func rowVersionOf(it map[string]types.AttributeValue, attr string) int64 {
+	return rowVersion(map[string]types.AttributeValue{schema.AttrRowVersion: it[attr]})
 }
 
 // Commits reports how many commits succeeded.
@@ -143,8 +234,17 @@ func (m *MemStore) Commits() int64 {
 	return m.commits
 }
 
+// StateBytes reports the stored size of an aggregate's state item (0 when
+// absent), as DynamoStore would store it.
+func (m *MemStore) StateBytes(subject string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return ItemSize(m.states[subject].item)
+}
+
 // Items returns a copy of every item of a logical table, keyed by its
-// canonical key string.
+// canonical key string, with the projector's bookkeeping attributes
+// (schema.IsInternalAttribute) as stored.
 func (m *MemStore) Items(table string) map[string]map[string]types.AttributeValue {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -152,10 +252,18 @@ func (m *MemStore) Items(table string) map[string]map[string]types.AttributeValu
 	for id, it := range m.items {
 		t, key, _ := strings.Cut(id, "\x00")
 		if t == table {
-			out[key] = it
+			out[key] = copyItem(it)
 		}
 	}
 	return out
+}
+
+// Set stores an item as is, bypassing every condition (tests that tamper
+// with a projection, e.g. verify's).
+func (m *MemStore) Set(table string, item map[string]types.AttributeValue) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.items[table+"\x00"+keyString(keyOf(table, item))] = copyItem(item)
 }
 
 // keyOf picks the key attributes of an item of a logical table, from the
@@ -192,32 +300,10 @@ func (m *MemStore) Get(_ context.Context, table string, key map[string]types.Att
 	if !ok {
 		return nil, nil
 	}
-	cp := make(map[string]types.AttributeValue, len(it))
-	for k, v := range it {
-		cp[k] = v
-	}
-	return cp, nil
+	return copyItem(it), nil
 }
 
 // ItemID identifies a projection item: its logical table and canonical key.
 func ItemID(table string, item map[string]types.AttributeValue) string {
 	return table + "|" + keyString(keyOf(table, item))
-}
-
-// Derive implements Store; under MemStore's lock the read and the write are
-// atomic, so no condition is needed.
-func (m *MemStore) Derive(_ context.Context, table string, key map[string]types.AttributeValue, _ []string, derive func(map[string]types.AttributeValue) map[string]types.AttributeValue) error {
-	if m.FailDerive != nil {
-		if err := m.FailDerive(table, key); err != nil {
-			return err
-		}
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	row, ok := m.items[table+"\x00"+keyString(key)]
-	if !ok {
-		return nil
-	}
-	ApplyDerived(row, derive(row))
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
@@ -28,16 +29,13 @@ type Config struct {
 	// Concurrency is how many commits run at once. Default 4.
 	Concurrency int
 	// ConflictRetries is how often an aggregate is reloaded and folded again
-	// after a version conflict before it counts as failed. Default 5.
+	// after a version conflict before it counts as failed. Default 8.
 	ConflictRetries int
-	// DeriveAttempts is how often a failed derive of a counter row is
-	// tried, with doubling pauses from DeriveBackoff, before the aggregates
-	// contributing to it fail (and are repaired by their redelivery).
-	// Default 4.
-	DeriveAttempts int
-	// DeriveBackoff is the first pause between derive attempts. Default
-	// 20 ms.
-	DeriveBackoff time.Duration
+	// ConflictBackoff is the longest first pause before an attempt after a
+	// conflict; pauses double per attempt (at most 1 s) with full jitter,
+	// so that projectors contending for one hot counter row spread out.
+	// Default 10 ms.
+	ConflictBackoff time.Duration
 }
 
 // SetDefaults fills zero fields.
@@ -46,13 +44,10 @@ func (c *Config) SetDefaults() {
 		c.Concurrency = 4
 	}
 	if c.ConflictRetries == 0 {
-		c.ConflictRetries = 5
+		c.ConflictRetries = 8
 	}
-	if c.DeriveAttempts == 0 {
-		c.DeriveAttempts = 4
-	}
-	if c.DeriveBackoff == 0 {
-		c.DeriveBackoff = 20 * time.Millisecond
+	if c.ConflictBackoff == 0 {
+		c.ConflictBackoff = 10 * time.Millisecond
 	}
 }
 
@@ -64,11 +59,8 @@ func (c Config) Validate() error {
 	if c.ConflictRetries < 1 {
 		return fmt.Errorf("projector: Config.ConflictRetries: must be at least 1, got %d", c.ConflictRetries)
 	}
-	if c.DeriveAttempts < 1 {
-		return fmt.Errorf("projector: Config.DeriveAttempts: must be at least 1, got %d", c.DeriveAttempts)
-	}
-	if c.DeriveBackoff < 0 {
-		return fmt.Errorf("projector: Config.DeriveBackoff: must not be negative, got %s", c.DeriveBackoff)
+	if c.ConflictBackoff < 0 {
+		return fmt.Errorf("projector: Config.ConflictBackoff: must not be negative, got %s", c.ConflictBackoff)
 	}
 	return nil
 }
@@ -92,44 +84,44 @@ func New(store Store, cfg Config) (*Projector, error) {
 
 // Outcome reports one Project call.
 type Outcome struct {
-	// Failed maps a subject to why its events could not be applied; its
-	// inputs must be delivered again.
+	// Failed maps a subject to why its events could not be applied this
+	// time (throttling, conflicts that outlasted the retries): its inputs
+	// must be delivered again.
 	Failed map[string]error
+	// Poison maps a subject to why its events can never be applied (its
+	// state or an item would exceed DynamoDB's item limit, its item is owned
+	// by another aggregate, its stored state cannot be decoded): its inputs
+	// go to the dead letters, and no other subject is held back by them.
+	Poison map[string]error
 	// Changed and Unchanged count aggregates whose state did or did not
 	// change (unchanged: every event was already applied).
 	Changed, Unchanged int
-	// Commits counts successful commits.
-	Commits int
-	// DeriveErrors counts derived-attribute updates that failed. The
-	// counters are exact regardless (see DeriveRow); the subjects that
-	// contribute to such a row are in Failed, so that their redelivery
-	// derives the row again.
-	DeriveErrors int
+	// Commits counts successful commits (single writes and transactions);
+	// Conflicts counts commits refused for a version conflict.
+	Commits, Conflicts int
 }
 
 // plan is one aggregate's planned writes.
 type plan struct {
 	subject string
-	state   StatePut
+	// state is the new state; nil when the aggregate is unchanged.
+	state *StatePut
+	// version is the state version the items are written from.
+	version int64
 	items   []Item
-	deltas  []Contribution
-	// rederive lists the counter rows with derived attributes that the
-	// aggregate contributes to now. They are derived after every commit of
-	// the aggregate and also when it is unchanged (every input already
-	// applied), even where its counters did not move: a redelivery, with
-	// or without new events of the aggregate, thus repairs a derive that
-	// failed after an earlier commit.
-	rederive []Contribution
+	// deltas are the counter rows the change moves (counters, or static
+	// attributes learned), what to add to each.
+	deltas []Contribution
+	bytes  int
 }
-
-func (p plan) actions() int { return 1 + len(p.items) + len(p.deltas) }
 
 // Project applies inputs. Inputs of one subject are folded in the given
 // order; subjects are independent. It never returns a partial application
-// of one aggregate: an aggregate's state, items and counter deltas commit
-// together or not at all.
+// of one aggregate's counters: an aggregate's state and its counter deltas
+// commit together or not at all, and its items follow the commit (a failed
+// item write fails the subject, whose redelivery writes them again).
 func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
-	out := Outcome{Failed: map[string]error{}}
+	out := Outcome{Failed: map[string]error{}, Poison: map[string]error{}}
 	bySubject := map[string][]Input{}
 	var subjects []string
 	for _, in := range inputs {
@@ -140,38 +132,56 @@ func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
 	}
 	pending := subjects
 	for attempt := 0; len(pending) > 0; attempt++ {
+		if attempt > 0 {
+			if err := sleepCtx(ctx, jitter(p.cfg.ConflictBackoff, attempt)); err != nil {
+				for _, s := range pending {
+					out.Failed[s] = err
+				}
+				break
+			}
+		}
 		if err := ctx.Err(); err != nil {
 			for _, s := range pending {
 				out.Failed[s] = err
 			}
 			break
 		}
-		stored, err := p.store.Load(ctx, pending)
+		// The first read may be stale (half the read cost); every write is
+		// conditioned on the version read, so a stale read costs a retry,
+		// which then reads strongly consistent.
+		consistent := attempt > 0
+		stored, err := p.store.Load(ctx, pending, consistent)
 		if err != nil {
 			for _, s := range pending {
 				out.Failed[s] = err
 			}
 			break
 		}
-		var plans, unchanged []plan
+		var plans []plan
 		for _, s := range pending {
-			pl, changed, err := fold(s, stored[s], bySubject[s])
+			pl, err := fold(s, stored[s], bySubject[s])
 			switch {
 			case err != nil:
-				out.Failed[s] = err
-			case !changed:
+				out.Poison[s] = err
+			case pl.state == nil:
 				out.Unchanged++
-				unchanged = append(unchanged, pl)
+				plans = append(plans, pl)
 			default:
 				plans = append(plans, pl)
 			}
 		}
-		conflicted, committed, changed, deriveErrs := p.commitAll(ctx, plans, unchanged, out.Failed)
-		out.Commits += committed
-		out.Changed += changed
-		out.DeriveErrors += deriveErrs
+		r := p.commitAll(ctx, plans, consistent)
+		out.Commits += r.commits
+		out.Changed += r.changed
+		out.Conflicts += len(r.conflicted)
+		for s, err := range r.failed {
+			out.Failed[s] = err
+		}
+		for s, err := range r.poison {
+			out.Poison[s] = err
+		}
 		pending = pending[:0:0]
-		for _, s := range conflicted {
+		for _, s := range r.conflicted {
 			if attempt+1 >= p.cfg.ConflictRetries {
 				out.Failed[s] = fmt.Errorf("%w: %s still conflicting after %d attempts", ErrConflict, s, attempt+1)
 				continue
@@ -182,343 +192,457 @@ func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
 	return out
 }
 
+// jitter is a random pause in [0, base*2^(attempt-1)], at most 1 s.
+func jitter(base time.Duration, attempt int) time.Duration {
+	d := min(base<<min(attempt-1, 10), time.Second)
+	if d <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(d)) + 1)
+}
+
 // fold loads an aggregate from its stored state, applies inputs and plans
-// the writes. changed is false when the state did not change.
-func fold(subject string, stored StoredState, inputs []Input) (plan, bool, error) {
+// the writes. The plan's state is nil when neither the state nor what it
+// contributes changed; its items are then all of the aggregate's items,
+// written again so that a redelivery repairs items whose write failed
+// after their commit.
+func fold(subject string, stored StoredState, inputs []Input) (plan, error) {
 	kind := inputs[0].Kind
 	agg := NewAggregate(kind)
 	if agg == nil {
-		return plan{}, false, fmt.Errorf("projector: %s: unknown aggregate kind %q", subject, kind)
+		return plan{}, fmt.Errorf("projector: %s: unknown aggregate kind %q", subject, kind)
 	}
 	if stored.Version > 0 {
 		if stored.Kind != kind {
-			return plan{}, false, fmt.Errorf("projector: %s: stored as %q, event folds into %q", subject, stored.Kind, kind)
+			return plan{}, fmt.Errorf("projector: %s: stored as %q, event folds into %q", subject, stored.Kind, kind)
 		}
 		if err := json.Unmarshal(stored.State, agg); err != nil {
-			return plan{}, false, fmt.Errorf("projector: %s: decode stored state: %w", subject, err)
+			return plan{}, fmt.Errorf("projector: %s: decode stored state: %w", subject, err)
 		}
 	}
-	oldItems, oldContrib := agg.Items(), agg.Contributions()
+	oldContrib := contributionsOf(agg)
+	applied := stored.Applied
+	if !stored.HasApplied {
+		// Written before applied contributions were recorded: what the
+		// state contributes now is the best knowledge of what was applied.
+		applied = oldContrib
+	}
 	for _, in := range inputs {
 		agg.Apply(in.Event, in.Payload)
 	}
 	state, err := json.Marshal(agg)
 	if err != nil {
-		return plan{}, false, fmt.Errorf("projector: %s: encode state: %w", subject, err)
+		return plan{}, fmt.Errorf("projector: %s: encode state: %w", subject, err)
 	}
-	contrib := agg.Contributions()
-	var rederive []Contribution
-	for _, c := range contrib {
-		if derivable(c.Table) {
-			rederive = append(rederive, c)
+	contrib := contributionsOf(agg)
+	deltas := rowDeltas(applied, oldContrib, contrib)
+	items := agg.Items()
+	bytes := 0
+	for _, it := range items {
+		n, err := checkSize(it.Table+" item of "+subject, it.Item)
+		if err != nil {
+			return plan{}, err
+		}
+		bytes += n
+	}
+	if stored.Version > 0 && bytes0(state, stored.State) && len(deltas) == 0 {
+		return plan{subject: subject, version: stored.Version, items: items}, nil
+	}
+	put := &StatePut{StoredState: StoredState{Subject: subject, Kind: kind, State: state, Applied: contrib, HasApplied: true, Version: stored.Version + 1}, Expected: stored.Version}
+	si, err := stateItem(*put)
+	if err != nil {
+		return plan{}, err
+	}
+	return plan{subject: subject, state: put, version: put.Version, items: items, deltas: deltas, bytes: ItemSize(si)}, nil
+}
+
+func bytes0(a, b []byte) bool { return bytes.Equal(a, b) }
+
+// contributionsOf returns an aggregate's contributions through the test hook.
+func contributionsOf(agg Aggregate) []Contribution {
+	c := agg.Contributions()
+	if contributionsHook != nil {
+		c = contributionsHook(agg, c)
+	}
+	return c
+}
+
+// contributionsHook, when set (tests only), rewrites every aggregate's
+// contributions: a stand-in for a deploy that changes the counting rules.
+var contributionsHook func(Aggregate, []Contribution) []Contribution
+
+// rowDeltas returns, per counter row, next's counters minus applied's,
+// with next's attributes: the rows whose counters move, and the rows whose
+// static attributes changed since prev (the previous state's
+// contributions), e.g. a run's workflow name learned after its first job
+// was counted.
+func rowDeltas(applied, prev, next []Contribution) []Contribution {
+	rows := map[string]*Contribution{}
+	var order []string
+	get := func(c Contribution) *Contribution {
+		id := c.RowID()
+		r, ok := rows[id]
+		if !ok {
+			r = &Contribution{Table: c.Table, Key: c.Key, Counters: map[string]int64{}, Scale: map[string]int{}}
+			rows[id] = r
+			order = append(order, id)
+		}
+		return r
+	}
+	for _, c := range applied {
+		r := get(c)
+		for k, v := range c.Counters {
+			r.Counters[k] -= v
+		}
+		for k, v := range c.Scale {
+			r.Scale[k] = v
 		}
 	}
-	if stored.Version > 0 && bytes.Equal(state, stored.State) {
-		return plan{subject: subject, rederive: rederive}, false, nil
-	}
-	pl := plan{
-		subject:  subject,
-		state:    StatePut{StoredState: StoredState{Subject: subject, Kind: kind, State: state, Version: stored.Version + 1}, Expected: stored.Version},
-		items:    changedItems(oldItems, agg.Items()),
-		deltas:   Diff(oldContrib, contrib),
-		rederive: rederive,
-	}
-	if pl.actions() > MaxTxActions {
-		return plan{}, false, fmt.Errorf("projector: %s: needs %d writes, more than one transaction holds (%d)", subject, pl.actions(), MaxTxActions)
-	}
-	return pl, true, nil
-}
-
-// changedItems returns the items of next that are new or differ from prev.
-func changedItems(prev, next []Item) []Item {
-	old := map[string]map[string]types.AttributeValue{}
-	for _, it := range prev {
-		old[it.Table+"\x00"+keyString(keyOf(it.Table, it.Item))] = it.Item
-	}
-	var out []Item
-	for _, it := range next {
-		if o, ok := old[it.Table+"\x00"+keyString(keyOf(it.Table, it.Item))]; ok && sameItem(o, it.Item) {
-			continue
-		}
-		out = append(out, it)
-	}
-	return out
-}
-
-func sameItem(a, b map[string]types.AttributeValue) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	ja, errA := json.Marshal(canonicalItem(a))
-	jb, errB := json.Marshal(canonicalItem(b))
-	return errA == nil && errB == nil && bytes.Equal(ja, jb)
-}
-
-// Diff returns next minus prev per counter row: what to ADD so that rows
-// that held prev's contributions hold next's. Rows whose counters do not
-// change are omitted.
-func Diff(prev, next []Contribution) []Contribution {
-	var sums counterRows
 	prevAttrs := map[string]map[string]types.AttributeValue{}
 	for _, c := range prev {
-		if r, created := sums.add(c, -1); created {
-			r.Attrs = c.Attrs
-		}
 		prevAttrs[c.RowID()] = c.Attrs
 	}
 	for _, c := range next {
-		r, _ := sums.add(c, 1)
-		r.Attrs = c.Attrs
-	}
-	return sums.sorted(func(id string, r *Contribution, moved bool) bool {
-		// A row is also written when its static attributes changed (e.g.
-		// a run's workflow name learned after its first job was counted).
-		pa, hadPrev := prevAttrs[id]
-		return moved || hadPrev && len(r.Attrs) > 0 && !sameItem(pa, r.Attrs)
-	})
-}
-
-// mergeDeltas sums deltas of the same row. Unlike Diff it keeps a row whose
-// counters net to zero when it carries attributes: such a delta exists to
-// set static attributes (e.g. a run's workflow name learned after a runner
-// event already counted its job) and must not be dropped.
-func mergeDeltas(ds []Contribution) []Contribution {
-	var sums counterRows
-	for _, d := range ds {
-		r, _ := sums.add(d, 1)
-		if len(d.Attrs) > 0 {
-			if r.Attrs == nil {
-				r.Attrs = map[string]types.AttributeValue{}
-			}
-			for k, v := range d.Attrs {
-				r.Attrs[k] = v
-			}
+		r := get(c)
+		for k, v := range c.Counters {
+			r.Counters[k] += v
 		}
-	}
-	return sums.sorted(func(_ string, r *Contribution, moved bool) bool {
-		return moved || len(r.Attrs) > 0
-	})
-}
-
-// counterRows sums contributions per counter row: the skeleton of Diff and
-// mergeDeltas, which differ in how they treat attributes and which rows
-// they keep.
-type counterRows struct {
-	rows  map[string]*Contribution
-	order []string
-}
-
-// add adds sign times c's counters to c's row and takes c's scales. A row
-// seen first is created without attributes; created reports that.
-func (s *counterRows) add(c Contribution, sign int64) (r *Contribution, created bool) {
-	id := c.RowID()
-	r, ok := s.rows[id]
-	if !ok {
-		if s.rows == nil {
-			s.rows = map[string]*Contribution{}
+		for k, v := range c.Scale {
+			r.Scale[k] = v
 		}
-		r = &Contribution{Table: c.Table, Key: c.Key, Counters: map[string]int64{}, Scale: map[string]int{}}
-		s.rows[id] = r
-		s.order = append(s.order, id)
+		r.Attrs, r.Stamps = c.Attrs, c.Stamps
 	}
-	for k, v := range c.Counters {
-		r.Counters[k] += sign * v
-	}
-	for k, v := range c.Scale {
-		r.Scale[k] = v
-	}
-	return r, !ok
-}
-
-// sorted returns, in RowID order, the rows keep accepts; moved tells keep
-// whether any counter of the row is non-zero.
-func (s *counterRows) sorted(keep func(id string, r *Contribution, moved bool) bool) []Contribution {
-	sort.Strings(s.order)
+	sort.Strings(order)
 	var out []Contribution
-	for _, id := range s.order {
-		r := s.rows[id]
+	for _, id := range order {
+		r := rows[id]
 		moved := false
 		for _, v := range r.Counters {
 			moved = moved || v != 0
 		}
-		if keep(id, r, moved) {
+		pa, hadPrev := prevAttrs[id]
+		if moved || len(r.Attrs) > 0 && (!hadPrev || !sameItem(pa, r.Attrs)) {
 			out = append(out, *r)
 		}
 	}
 	return out
 }
 
-// derive sets the derived attributes of one counter row, trying up to
-// DeriveAttempts times. A row the aggregate no longer contributes to (it
-// moved, e.g. an album execution whose start date was learned late) is
-// derived only here, not on redelivery, so transient failures are retried
-// in place first.
-func (p *Projector) derive(ctx context.Context, d Contribution) error {
-	pause := p.cfg.DeriveBackoff
-	var err error
-	for attempt := 1; ; attempt++ {
-		err = p.store.Derive(ctx, d.Table, d.Key, sortedKeys(d.Counters), func(row map[string]types.AttributeValue) map[string]types.AttributeValue {
-			return DeriveRow(d.Table, row)
-		})
-		if err == nil || attempt >= p.cfg.DeriveAttempts {
-			return err
-		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
-		pause *= 2
+// sameItem reports whether two items are equal (numbers compared by value).
+func sameItem(a, b map[string]types.AttributeValue) bool {
+	if len(a) != len(b) {
+		return false
 	}
+	if eq, ok := sameScalars(a, b); ok {
+		return eq
+	}
+	ja, errA := json.Marshal(canonicalItem(a))
+	jb, errB := json.Marshal(canonicalItem(b))
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
-// commitAll packs plans into transactions of at most MaxTxActions (merging
-// counter deltas per row inside a transaction) and commits them with
-// bounded concurrency, then derives the attributes of the counter rows that
-// the commits changed or that unchanged aggregates contribute to. Subjects
-// of conflicting transactions are returned for another attempt; other
-// failures, a failed derive included, are recorded in failed.
-func (p *Projector) commitAll(ctx context.Context, plans, unchanged []plan, failed map[string]error) (conflicted []string, commits, changed, deriveErrs int) {
-	type group struct {
-		plans []plan
-		tx    Tx
-	}
-	var groups []group
-	var cur group
-	rowsInCur := map[string]bool{}
-	flush := func() {
-		if len(cur.plans) == 0 {
-			return
+// commitResult is what commitAll did with one attempt's plans.
+type commitResult struct {
+	conflicted       []string
+	failed, poison   map[string]error
+	commits, changed int
+}
+
+// component is a set of plans that share counter rows (transitively): its
+// transactions run one after another, each starting from the rows the
+// previous one wrote, so that no two writes of one batch race for a row.
+type component struct {
+	plans []plan
+	rows  []string
+}
+
+// components groups the plans that move counters by shared rows
+// (union-find over row IDs); plans that move none are components of one.
+func components(plans []plan) []component {
+	parent := map[string]string{}
+	var find func(string) string
+	find = func(x string) string {
+		if parent[x] == x {
+			return x
 		}
-		var deltas []Contribution
-		for _, pl := range cur.plans {
-			cur.tx.States = append(cur.tx.States, pl.state)
-			cur.tx.Items = append(cur.tx.Items, pl.items...)
-			deltas = append(deltas, pl.deltas...)
-		}
-		cur.tx.Deltas = mergeDeltas(deltas)
-		groups = append(groups, cur)
-		cur = group{}
-		rowsInCur = map[string]bool{}
+		parent[x] = find(parent[x])
+		return parent[x]
 	}
-	actions := 0
+	union := func(a, b string) {
+		if _, ok := parent[a]; !ok {
+			parent[a] = a
+		}
+		if _, ok := parent[b]; !ok {
+			parent[b] = b
+		}
+		if ra, rb := find(a), find(b); ra != rb {
+			parent[ra] = rb
+		}
+	}
 	for _, pl := range plans {
-		need := 1 + len(pl.items)
+		node := "s\x00" + pl.subject
+		union(node, node)
 		for _, d := range pl.deltas {
-			if !rowsInCur[d.RowID()] {
+			union(node, "r\x00"+d.RowID())
+		}
+	}
+	byRoot := map[string]*component{}
+	var roots []string
+	for _, pl := range plans {
+		root := find("s\x00" + pl.subject)
+		c, ok := byRoot[root]
+		if !ok {
+			c = &component{}
+			byRoot[root] = c
+			roots = append(roots, root)
+		}
+		c.plans = append(c.plans, pl)
+	}
+	out := make([]component, 0, len(roots))
+	for _, root := range roots {
+		c := byRoot[root]
+		seen := map[string]bool{}
+		for _, pl := range c.plans {
+			for _, d := range pl.deltas {
+				if id := d.RowID(); !seen[id] {
+					seen[id] = true
+					c.rows = append(c.rows, id)
+				}
+			}
+		}
+		out = append(out, *c)
+	}
+	return out
+}
+
+// txBudget leaves room under MaxTxBytes for the counter rows of a chunk.
+const txBudget = MaxTxBytes - 512<<10
+
+// chunks splits a component's changed plans into transactions of at most
+// MaxTxActions actions (states plus distinct rows) and txBudget bytes.
+func chunks(plans []plan) [][]plan {
+	var out [][]plan
+	var cur []plan
+	rows := map[string]bool{}
+	actions, bytes := 0, 0
+	for _, pl := range plans {
+		need := 1
+		for _, d := range pl.deltas {
+			if !rows[d.RowID()] {
 				need++
 			}
 		}
-		if actions+need > MaxTxActions {
-			flush()
-			actions = 0
-			need = pl.actions()
+		if len(cur) > 0 && (actions+need > MaxTxActions || bytes+pl.bytes > txBudget) {
+			out = append(out, cur)
+			cur, rows, actions, bytes = nil, map[string]bool{}, 0, 0
+			need = 1 + len(pl.deltas)
 		}
-		cur.plans = append(cur.plans, pl)
+		cur = append(cur, pl)
 		for _, d := range pl.deltas {
-			rowsInCur[d.RowID()] = true
+			rows[d.RowID()] = true
 		}
 		actions += need
+		bytes += pl.bytes
 	}
-	flush()
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
 
+// commitAll commits the changed plans, component by component (side by
+// side, bounded by Config.Concurrency), and writes the items of committed
+// and unchanged aggregates.
+func (p *Projector) commitAll(ctx context.Context, plans []plan, consistent bool) commitResult {
+	res := commitResult{failed: map[string]error{}, poison: map[string]error{}}
 	var mu sync.Mutex
-	// Rows whose derived attributes must follow, with the union of the
-	// counters contributed to them (the derive's condition), and the
-	// subjects that wait on each row's derive.
-	derive := map[string]Contribution{}
-	deriveFor := map[string][]string{}
-	addDerive := func(d Contribution, subject string) {
-		id := d.RowID()
-		r, ok := derive[id]
-		if !ok {
-			r = Contribution{Table: d.Table, Key: d.Key, Counters: map[string]int64{}}
-			derive[id] = r
-		}
-		for k := range d.Counters {
-			r.Counters[k] = 0
-		}
-		// A plan adds its rows in one go: a subject already waiting on
-		// this row is the last one listed.
-		if fs := deriveFor[id]; len(fs) == 0 || fs[len(fs)-1] != subject {
-			deriveFor[id] = append(fs, subject)
+	fail := func(pls []plan, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, pl := range pls {
+			switch {
+			case errors.Is(err, ErrConflict):
+				res.conflicted = append(res.conflicted, pl.subject)
+			case IsPermanent(err):
+				res.poison[pl.subject] = err
+			default:
+				res.failed[pl.subject] = err
+			}
 		}
 	}
-	for _, pl := range unchanged {
-		for _, d := range pl.rederive {
-			addDerive(d, pl.subject)
+	putItems := func(pl plan) {
+		if len(pl.items) == 0 {
+			return
+		}
+		if err := p.store.PutItems(ctx, pl.subject, pl.version, pl.items); err != nil {
+			fail([]plan{pl}, err)
+		}
+	}
+	var changed []plan
+	refs := map[string]RowRef{}
+	for _, pl := range plans {
+		if pl.state != nil {
+			changed = append(changed, pl)
+			for _, d := range pl.deltas {
+				refs[d.RowID()] = RowRef{Table: d.Table, Key: d.Key}
+			}
+		}
+	}
+	var rows map[string]Row
+	if len(refs) > 0 {
+		list := make([]RowRef, 0, len(refs))
+		for _, id := range sortedKeys(refs) {
+			list = append(list, refs[id])
+		}
+		var err error
+		if rows, err = p.store.LoadRows(ctx, list, consistent); err != nil {
+			fail(changed, err)
+			changed = nil
 		}
 	}
 	sem := make(chan struct{}, p.cfg.Concurrency)
 	var wg sync.WaitGroup
-	for _, g := range groups {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(g group) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			err := p.store.Commit(ctx, g.tx)
-			if err == nil {
-				mu.Lock()
-				for _, pl := range g.plans {
-					for _, d := range pl.deltas {
-						if derivable(d.Table) {
-							addDerive(d, pl.subject)
-						}
-					}
-					for _, d := range pl.rederive {
-						addDerive(d, pl.subject)
-					}
-				}
-				mu.Unlock()
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				commits++
-				changed += len(g.plans)
-			case errors.Is(err, ErrConflict):
-				for _, pl := range g.plans {
-					conflicted = append(conflicted, pl.subject)
-				}
-			default:
-				for _, pl := range g.plans {
-					failed[pl.subject] = err
-				}
-			}
-		}(g)
-	}
-	wg.Wait()
-	// Derived row attributes (averages, run status) follow the counters,
-	// once per row, rows side by side (each derive is conditioned on its
-	// own row only); see DeriveRow. A row whose derive fails fails the
-	// subjects that contribute to it: their records are delivered again,
-	// find the aggregates unchanged, and re-derive the row then.
-	for _, id := range sortedKeys(derive) {
-		d := derive[id]
+	goBounded := func(f func()) {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			err := p.derive(ctx, d)
-			if err == nil {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			deriveErrs++
-			for _, s := range deriveFor[id] {
-				if _, ok := failed[s]; !ok {
-					failed[s] = fmt.Errorf("projector: derived attributes of %s row %s not set: %w", d.Table, keyString(d.Key), err)
-				}
-			}
+			f()
 		}()
 	}
+	for _, c := range components(changed) {
+		local := map[string]Row{}
+		for _, id := range c.rows {
+			if r, ok := rows[id]; ok {
+				local[id] = r
+			}
+		}
+		goBounded(func() {
+			parts := chunks(c.plans)
+			for i, part := range parts {
+				tx, next, err := buildTx(part, local)
+				if err == nil {
+					err = p.store.Commit(ctx, tx)
+				}
+				if err != nil {
+					if IsPermanent(err) && len(part) > 1 {
+						// Not this chunk's fault as a whole: commit its
+						// aggregates one by one in the next attempt.
+						err = fmt.Errorf("%w: %w", ErrConflict, err)
+					}
+					for _, rest := range parts[i:] {
+						fail(rest, err)
+					}
+					return
+				}
+				for id, r := range next {
+					local[id] = r
+				}
+				mu.Lock()
+				res.commits++
+				res.changed += len(part)
+				mu.Unlock()
+				for _, pl := range part {
+					putItems(pl)
+				}
+			}
+		})
+	}
+	// Unchanged aggregates (a redelivery): rewrite the items whose write
+	// failed after their commit, found by the version they were written
+	// from (a read of the items, no write when they are right).
+	var unchanged []plan
+	var probe []Item
+	for _, pl := range plans {
+		if pl.state == nil && len(pl.items) > 0 {
+			unchanged = append(unchanged, pl)
+			probe = append(probe, pl.items...)
+		}
+	}
+	if len(probe) > 0 {
+		versions, err := p.store.ItemVersions(ctx, probe)
+		if err != nil {
+			fail(unchanged, err)
+			unchanged = nil
+		}
+		i := 0
+		for _, pl := range unchanged {
+			var stale []Item
+			for _, it := range pl.items {
+				if versions[i] < pl.version {
+					stale = append(stale, it)
+				}
+				i++
+			}
+			if len(stale) > 0 {
+				pl.items = stale
+				goBounded(func() { putItems(pl) })
+			}
+		}
+	}
 	wg.Wait()
-	sort.Strings(conflicted)
-	return conflicted, commits, changed, deriveErrs
+	sort.Strings(res.conflicted)
+	return res
+}
+
+// buildTx renders one chunk: its states, and each row it moves as the row
+// read (or written by the previous chunk) plus the chunk's merged deltas.
+// next is what the rows will be once the commit succeeds.
+func buildTx(part []plan, rows map[string]Row) (Tx, map[string]Row, error) {
+	var tx Tx
+	merged := map[string]*Contribution{}
+	var order []string
+	for _, pl := range part {
+		tx.States = append(tx.States, *pl.state)
+		for _, d := range pl.deltas {
+			id := d.RowID()
+			acc, ok := merged[id]
+			if !ok {
+				acc = &Contribution{Table: d.Table, Key: d.Key}
+				merged[id] = acc
+				order = append(order, id)
+			}
+			mergeRowDelta(acc, d)
+		}
+	}
+	sort.Strings(order)
+	next := map[string]Row{}
+	for _, id := range order {
+		d := merged[id]
+		cur := rows[id]
+		item, err := nextRow(d.Table, cur.Item, *d)
+		if err != nil {
+			return Tx{}, nil, err
+		}
+		tx.Rows = append(tx.Rows, RowPut{Table: d.Table, Item: item, Expected: cur.Version})
+		stored := copyItem(item)
+		stored[schema.AttrRowVersion] = avN(cur.Version + 1)
+		next[id] = Row{Table: d.Table, Key: d.Key, Item: stored, Version: cur.Version + 1}
+	}
+	return tx, next, nil
+}
+
+// sameScalars compares two items of strings (the usual counter-row
+// attributes) without rendering them; ok is false when another type is
+// involved.
+func sameScalars(a, b map[string]types.AttributeValue) (eq, ok bool) {
+	for k, va := range a {
+		sa, isS := va.(*types.AttributeValueMemberS)
+		if !isS {
+			return false, false
+		}
+		vb, present := b[k]
+		if !present {
+			return false, true
+		}
+		sb, isS := vb.(*types.AttributeValueMemberS)
+		if !isS {
+			return false, false
+		}
+		if sa.Value != sb.Value {
+			return false, true
+		}
+	}
+	return true, true
 }

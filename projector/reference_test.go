@@ -69,8 +69,17 @@ func reference(t *testing.T, events []schema.Event) (view, counterNames) {
 		for _, c := range agg.Contributions() {
 			s, ok := sums[c.RowID()]
 			if !ok {
-				s = &projector.Contribution{Table: c.Table, Key: c.Key, Attrs: c.Attrs, Counters: map[string]int64{}, Scale: map[string]int{}}
+				s = &projector.Contribution{Table: c.Table, Key: c.Key, Attrs: map[string]types.AttributeValue{}, Stamps: map[string]projector.Stamp{}, Counters: map[string]int64{}, Scale: map[string]int{}}
 				sums[c.RowID()] = s
+			}
+			// A row's static attribute: the value with the greatest stamp
+			// among the contributors that know it.
+			for k, v := range c.Attrs {
+				st := c.Stamps[k]
+				if _, have := s.Attrs[k]; have && st.Compare(s.Stamps[k]) < 0 {
+					continue
+				}
+				s.Attrs[k], s.Stamps[k] = v, st
 			}
 			for k, v := range c.Counters {
 				s.Counters[k] += v
@@ -119,7 +128,7 @@ func actual(t *testing.T, c *awsclient.Clients, n schema.Naming, counterRows cou
 				t.Fatalf("scan %s: %v", table, err)
 			}
 			for _, it := range page.Items {
-				out[projector.ItemID(table, it)] = projector.CanonicalItem(it)
+				out[projector.ItemID(table, it)] = projector.CanonicalItem(schema.StripInternal(it))
 			}
 		}
 	}
@@ -131,7 +140,7 @@ func actualMem(m *projector.MemStore, counterRows counterNames) view {
 	out := view{}
 	for _, table := range projectionTables {
 		for _, it := range m.Items(table) {
-			out[projector.ItemID(table, it)] = projector.CanonicalItem(it)
+			out[projector.ItemID(table, it)] = projector.CanonicalItem(schema.StripInternal(it))
 		}
 	}
 	return dropZeroCounters(out, counterRows)

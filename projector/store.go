@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -15,21 +14,24 @@ import (
 	"github.com/streamfold/streamfold/schema"
 )
 
-// ErrConflict is returned by Store.Commit when a state's stored version is
-// not the one the commit expected: someone else wrote the aggregate since it
-// was loaded. Nothing of the commit was applied; reload and fold again.
+// ErrConflict is returned by Store.Commit when a state's or a counter row's
+// stored version is not the one the commit expected (someone else wrote it
+// since it was read), or when DynamoDB cancelled the transaction for a
+// conflict with another one. Nothing of the commit was applied; read again
+// and retry.
 var ErrConflict = errors.New("projector: aggregate version conflict")
-
-// MaxTxActions is the most actions one Commit may carry (DynamoDB's
-// TransactWriteItems limit).
-const MaxTxActions = 100
 
 // StoredState is an aggregate's persisted state.
 type StoredState struct {
 	Subject string
 	Kind    AggregateKind
-	State   []byte // JSON
-	Version int64  // 0 when the aggregate has never been stored
+	// State is the aggregate's fold as JSON (stores keep it compressed).
+	State []byte
+	// Applied are the counter contributions applied for this state; nil
+	// with HasApplied false for a state written before they were recorded.
+	Applied    []Contribution
+	HasApplied bool
+	Version    int64 // 0 when the aggregate has never been stored
 }
 
 // StatePut writes an aggregate's new state if its stored version is still
@@ -39,45 +41,55 @@ type StatePut struct {
 	Expected int64
 }
 
-// Tx is one atomic commit: new states, the projection items they imply,
-// and counter deltas. Either all of it is applied or none.
+// Tx is one atomic commit: new states and the counter rows their
+// contributions moved, each conditioned on the version read. A Tx of one
+// action is a single conditional write; more are one transaction (twice the
+// write cost, which is why changes that move no counter commit alone).
 type Tx struct {
 	States []StatePut
-	Items  []Item
-	Deltas []Contribution
+	Rows   []RowPut
 }
 
 // Actions is the number of write actions the commit needs.
-func (t Tx) Actions() int { return len(t.States) + len(t.Items) + len(t.Deltas) }
+func (t Tx) Actions() int { return len(t.States) + len(t.Rows) }
 
-// Store persists aggregate states, projection items and counters.
-// Implementations must make Commit atomic and check every state's expected
-// version; Load must be strongly consistent. The conformance suite in
-// projector/storetest holds every implementation to this.
+// Store persists aggregate states, counter rows and projection items.
+// The conformance suite in projector/storetest holds every implementation
+// to this contract:
+//   - Load and LoadRows return what is stored (consistent: strongly
+//     consistent reads; otherwise possibly stale, which a version check at
+//     commit catches);
+//   - Commit is atomic, checks every expected version, fails with ErrConflict
+//     when one does not hold, and refuses more than MaxTxActions actions,
+//     MaxTxBytes bytes or an item over MaxItemBytes (ErrTooLarge);
+//   - PutItems writes each item owned by owner at version unless the stored
+//     item is owned by another subject (ErrItemOwned) or was written from a
+//     newer version (then it is left alone, without error);
+//   - ItemVersions returns the state version each item was written from
+//     (0 when absent or written before versions were recorded), possibly
+//     stale: a redelivery reads it to find items whose write failed after
+//     their commit, and rewrites only those.
 type Store interface {
-	Load(ctx context.Context, subjects []string) (map[string]StoredState, error)
+	Load(ctx context.Context, subjects []string, consistent bool) (map[string]StoredState, error)
+	LoadRows(ctx context.Context, rows []RowRef, consistent bool) (map[string]Row, error)
 	Commit(ctx context.Context, tx Tx) error
-	// Derive reads a counter row (strongly consistent), computes derive(row)
-	// and sets those attributes provided the named counters still hold the
-	// values read. A failed condition is not an error: the commit that
-	// changed them derives again.
-	Derive(ctx context.Context, table string, key map[string]types.AttributeValue, counters []string, derive func(map[string]types.AttributeValue) map[string]types.AttributeValue) error
+	PutItems(ctx context.Context, owner string, version int64, items []Item) error
+	ItemVersions(ctx context.Context, items []Item) ([]int64, error)
 }
 
 // DynamoAPI is the part of the DynamoDB client DynamoStore uses.
 type DynamoAPI interface {
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 }
 
-// DynamoStore is the Store on DynamoDB: states in the aggregates table,
-// commits as one TransactWriteItems.
+// DynamoStore is the Store on DynamoDB: states in the aggregates table
+// (zstd-compressed), counter rows and items in their projection tables.
 type DynamoStore struct {
 	api    DynamoAPI
 	naming schema.Naming
-	// Requests counts DynamoDB write requests (for the write-amplification benchmark).
+	// requests counts DynamoDB write requests (for the write-amplification benchmark).
 	requests requestCounter
 }
 
@@ -89,66 +101,237 @@ func NewDynamoStore(api DynamoAPI, naming schema.Naming) (*DynamoStore, error) {
 	return &DynamoStore{api: api, naming: naming}, nil
 }
 
-// WriteRequests reports how many TransactWriteItems requests were sent.
+// WriteRequests reports how many write requests (PutItem and
+// TransactWriteItems) were sent.
 func (s *DynamoStore) WriteRequests() int64 { return s.requests.load() }
 
-// Load reads the stored states of subjects (absent ones are omitted), with
-// strongly consistent reads, 100 keys per request.
-func (s *DynamoStore) Load(ctx context.Context, subjects []string) (map[string]StoredState, error) {
-	out := make(map[string]StoredState, len(subjects))
-	table := s.naming.Table(schema.TableAggregates)
-	for start := 0; start < len(subjects); start += 100 {
-		end := min(start+100, len(subjects))
-		keys := make([]map[string]types.AttributeValue, 0, end-start)
-		for _, subj := range subjects[start:end] {
-			keys = append(keys, map[string]types.AttributeValue{"subject": &types.AttributeValueMemberS{Value: subj}})
-		}
-		req := map[string]types.KeysAndAttributes{table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+// batchGet reads keys of one table, 100 per request, retrying unprocessed keys.
+func (s *DynamoStore) batchGet(ctx context.Context, table string, keys []map[string]types.AttributeValue, consistent bool, each func(map[string]types.AttributeValue) error) error {
+	for start := 0; start < len(keys); start += 100 {
+		req := map[string]types.KeysAndAttributes{table: {Keys: keys[start:min(start+100, len(keys))], ConsistentRead: aws.Bool(consistent)}}
 		for attempt := 0; len(req) > 0; attempt++ {
 			if attempt > 20 {
-				return nil, fmt.Errorf("projector: load states: unprocessed keys after %d attempts", attempt)
+				return fmt.Errorf("projector: read %s: unprocessed keys after %d attempts", table, attempt)
+			}
+			if attempt > 0 {
+				if err := sleepCtx(ctx, expBackoff(attempt, 0)); err != nil {
+					return err
+				}
 			}
 			res, err := s.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
 			if err != nil {
-				return nil, fmt.Errorf("projector: load states: %w", err)
+				return fmt.Errorf("projector: read %s: %w", table, err)
 			}
 			for _, it := range res.Responses[table] {
-				st, err := decodeState(it)
-				if err != nil {
-					return nil, err
+				if err := each(it); err != nil {
+					return err
 				}
-				out[st.Subject] = st
 			}
 			req = res.UnprocessedKeys
 		}
 	}
+	return nil
+}
+
+// Load reads the stored states of subjects (absent ones are omitted).
+func (s *DynamoStore) Load(ctx context.Context, subjects []string, consistent bool) (map[string]StoredState, error) {
+	out := make(map[string]StoredState, len(subjects))
+	keys := make([]map[string]types.AttributeValue, len(subjects))
+	for i, subj := range subjects {
+		keys[i] = map[string]types.AttributeValue{"subject": avS(subj)}
+	}
+	err := s.batchGet(ctx, s.naming.Table(schema.TableAggregates), keys, consistent, func(it map[string]types.AttributeValue) error {
+		st, err := decodeState(it)
+		if err == nil {
+			out[st.Subject] = st
+		}
+		return err
+	})
+	return out, err
+}
+
+// LoadRows reads counter rows (absent ones are omitted), by RowID.
+func (s *DynamoStore) LoadRows(ctx context.Context, rows []RowRef, consistent bool) (map[string]Row, error) {
+	out := make(map[string]Row, len(rows))
+	byTable := map[string][]map[string]types.AttributeValue{}
+	for _, r := range rows {
+		byTable[r.Table] = append(byTable[r.Table], r.Key)
+	}
+	for _, table := range sortedKeys(byTable) {
+		spec, _ := schema.TableSpec(table)
+		err := s.batchGet(ctx, s.naming.Table(table), byTable[table], consistent, func(it map[string]types.AttributeValue) error {
+			key, ok := spec.Key(it)
+			if !ok {
+				return fmt.Errorf("projector: %s row without its key", table)
+			}
+			r := Row{Table: table, Key: key, Item: it, Version: rowVersion(it)}
+			out[r.RowID()] = r
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+func rowVersion(it map[string]types.AttributeValue) int64 {
+	if n, ok := it[schema.AttrRowVersion].(*types.AttributeValueMemberN); ok {
+		v, _ := strconv.ParseInt(n.Value, 10, 64)
+		return v
+	}
+	return 0
+}
+
+// stateItem renders a state for the aggregates table.
+func stateItem(p StatePut) (map[string]types.AttributeValue, error) {
+	it := map[string]types.AttributeValue{
+		"subject": avS(p.Subject),
+		"kind":    avS(string(p.Kind)),
+		"state":   &types.AttributeValueMemberB{Value: compressState(p.State)},
+		"version": avN(p.Version),
+	}
+	if p.HasApplied {
+		a, err := encodeApplied(p.Applied)
+		if err != nil {
+			return nil, err
+		}
+		it["applied"] = avS(a)
+	}
+	if _, err := checkSize("state of "+p.Subject, it); err != nil {
+		return nil, err
+	}
+	return it, nil
 }
 
 func decodeState(it map[string]types.AttributeValue) (StoredState, error) {
 	var st StoredState
 	subj, _ := it["subject"].(*types.AttributeValueMemberS)
 	kind, _ := it["kind"].(*types.AttributeValueMemberS)
-	state, _ := it["state"].(*types.AttributeValueMemberS)
 	ver, _ := it["version"].(*types.AttributeValueMemberN)
-	if subj == nil || kind == nil || state == nil || ver == nil {
+	if subj == nil || kind == nil || ver == nil {
 		return st, fmt.Errorf("projector: malformed aggregate state item %v", keyString(it))
 	}
 	v, err := strconv.ParseInt(ver.Value, 10, 64)
 	if err != nil {
 		return st, fmt.Errorf("projector: aggregate %s: bad version %q", subj.Value, ver.Value)
 	}
-	return StoredState{Subject: subj.Value, Kind: AggregateKind(kind.Value), State: []byte(state.Value), Version: v}, nil
+	st = StoredState{Subject: subj.Value, Kind: AggregateKind(kind.Value), Version: v}
+	switch s := it["state"].(type) {
+	case *types.AttributeValueMemberB:
+		if st.State, err = decompressState(s.Value); err != nil {
+			return st, fmt.Errorf("projector: aggregate %s: decompress state: %w", subj.Value, err)
+		}
+	case *types.AttributeValueMemberS: // written before states were compressed
+		st.State = []byte(s.Value)
+	default:
+		return st, fmt.Errorf("projector: malformed aggregate state item %v", keyString(it))
+	}
+	if a, ok := it["applied"].(*types.AttributeValueMemberS); ok {
+		if st.Applied, err = decodeApplied(a.Value); err != nil {
+			return st, fmt.Errorf("projector: aggregate %s: %w", subj.Value, err)
+		}
+		st.HasApplied = true
+	}
+	return st, nil
 }
 
-// Commit applies tx atomically with one TransactWriteItems.
+// versionCondition is "attribute_not_exists(name)" for expected 0, else
+// "versionAttr = expected".
+func versionCondition(keyAttr, versionAttr string, expected int64) (string, map[string]string, map[string]types.AttributeValue) {
+	if expected == 0 {
+		return "attribute_not_exists(#k)", map[string]string{"#k": keyAttr}, nil
+	}
+	return "#v = :v", map[string]string{"#v": versionAttr}, map[string]types.AttributeValue{":v": avN(expected)}
+}
+
+// transactInput builds the writes of tx (pure; tested): one Put per state
+// and per row, each with its version condition.
+func (s *DynamoStore) transactInput(tx Tx) ([]types.TransactWriteItem, error) {
+	if n := tx.Actions(); n == 0 || n > MaxTxActions {
+		return nil, fmt.Errorf("projector: a commit needs 1-%d actions, got %d", MaxTxActions, n)
+	}
+	var items []types.TransactWriteItem
+	bytes := 0
+	seen := map[string]bool{}
+	once := func(id string) error {
+		if seen[id] {
+			return fmt.Errorf("projector: two actions on one item %s in a commit", id)
+		}
+		seen[id] = true
+		return nil
+	}
+	for _, p := range tx.States {
+		if err := once("\x00" + p.Subject); err != nil {
+			return nil, err
+		}
+		it, err := stateItem(p)
+		if err != nil {
+			return nil, err
+		}
+		bytes += ItemSize(it)
+		cond, names, values := versionCondition("subject", "version", p.Expected)
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(s.naming.Table(schema.TableAggregates)), Item: it,
+			ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+		}})
+	}
+	for _, r := range tx.Rows {
+		spec, ok := schema.TableSpec(r.Table)
+		if !ok {
+			return nil, fmt.Errorf("projector: row of unknown table %q", r.Table)
+		}
+		key, ok := spec.Key(r.Item)
+		if !ok {
+			return nil, fmt.Errorf("projector: %s row lacks its key attributes", r.Table)
+		}
+		if err := once(r.Table + "\x00" + keyString(key)); err != nil {
+			return nil, err
+		}
+		it := make(map[string]types.AttributeValue, len(r.Item)+1)
+		for k, v := range r.Item {
+			it[k] = v
+		}
+		it[schema.AttrRowVersion] = avN(r.Expected + 1)
+		n, err := checkSize(r.Table+" row", it)
+		if err != nil {
+			return nil, err
+		}
+		bytes += n
+		cond, names, values := versionCondition(spec.Hash.Name, schema.AttrRowVersion, r.Expected)
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(s.naming.Table(r.Table)), Item: it,
+			ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+		}})
+	}
+	if bytes > MaxTxBytes {
+		return nil, fmt.Errorf("%w: a commit of %d bytes exceeds the transaction limit of %d", ErrTooLarge, bytes, MaxTxBytes)
+	}
+	return items, nil
+}
+
+// Commit applies tx atomically: a single conditional PutItem for one
+// action, TransactWriteItems for more.
 func (s *DynamoStore) Commit(ctx context.Context, tx Tx) error {
-	in, err := s.transactInput(tx)
+	items, err := s.transactInput(tx)
 	if err != nil {
 		return err
 	}
 	s.requests.add(1)
-	_, err = s.api.TransactWriteItems(ctx, in)
+	if len(items) == 1 {
+		p := items[0].Put
+		_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: p.TableName, Item: p.Item,
+			ConditionExpression: p.ConditionExpression, ExpressionAttributeNames: p.ExpressionAttributeNames, ExpressionAttributeValues: p.ExpressionAttributeValues})
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			return fmt.Errorf("%w: %w", ErrConflict, err)
+		}
+		if err != nil {
+			return fmt.Errorf("projector: commit: %w", err)
+		}
+		return nil
+	}
+	_, err = s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if err == nil {
 		return nil
 	}
@@ -156,8 +339,8 @@ func (s *DynamoStore) Commit(ctx context.Context, tx Tx) error {
 	if errors.As(err, &tce) {
 		for _, r := range tce.CancellationReasons {
 			// A failed version check, or another transaction touching the
-			// same item at the same moment (a shared counter row): reload,
-			// fold again and retry.
+			// same item at the same moment (a shared counter row): read
+			// again, fold again and retry.
 			if code := aws.ToString(r.Code); code == "ConditionalCheckFailed" || code == "TransactionConflict" {
 				return fmt.Errorf("%w: %w", ErrConflict, err)
 			}
@@ -166,87 +349,144 @@ func (s *DynamoStore) Commit(ctx context.Context, tx Tx) error {
 	return fmt.Errorf("projector: commit %d actions: %w", tx.Actions(), err)
 }
 
-// transactInput builds the TransactWriteItems request for tx (pure; tested).
-func (s *DynamoStore) transactInput(tx Tx) (*dynamodb.TransactWriteItemsInput, error) {
-	if n := tx.Actions(); n == 0 || n > MaxTxActions {
-		return nil, fmt.Errorf("projector: a commit needs 1-%d actions, got %d", MaxTxActions, n)
+// itemPut builds the conditional put of one projection item (pure; tested):
+// written when absent, or owned by owner (or by nobody: items written
+// before ownership was recorded) at a version not newer than version.
+func (s *DynamoStore) itemPut(owner string, version int64, it Item) (*dynamodb.PutItemInput, error) {
+	spec, ok := schema.TableSpec(it.Table)
+	if !ok {
+		return nil, fmt.Errorf("projector: item of unknown table %q", it.Table)
 	}
-	var items []types.TransactWriteItem
-	aggTable := s.naming.Table(schema.TableAggregates)
-	for _, p := range tx.States {
-		put := &types.Put{
-			TableName: aws.String(aggTable),
-			Item: map[string]types.AttributeValue{
-				"subject": &types.AttributeValueMemberS{Value: p.Subject},
-				"kind":    &types.AttributeValueMemberS{Value: string(p.Kind)},
-				"state":   &types.AttributeValueMemberS{Value: string(p.State)},
-				"version": &types.AttributeValueMemberN{Value: strconv.FormatInt(p.Version, 10)},
-			},
-		}
-		if p.Expected == 0 {
-			put.ConditionExpression = aws.String("attribute_not_exists(#s)")
-			put.ExpressionAttributeNames = map[string]string{"#s": "subject"}
-		} else {
-			put.ConditionExpression = aws.String("#v = :v")
-			put.ExpressionAttributeNames = map[string]string{"#v": "version"}
-			put.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(p.Expected, 10)}}
-		}
-		items = append(items, types.TransactWriteItem{Put: put})
+	if _, ok := spec.Key(it.Item); !ok {
+		return nil, fmt.Errorf("projector: %s item lacks its key attributes", it.Table)
 	}
-	for _, it := range tx.Items {
-		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.naming.Table(it.Table)), Item: it.Item}})
+	item := make(map[string]types.AttributeValue, len(it.Item)+2)
+	for k, v := range it.Item {
+		item[k] = v
 	}
-	for _, d := range tx.Deltas {
-		u, err := updateFor(d)
-		if err != nil {
-			return nil, err
-		}
-		u.TableName = aws.String(s.naming.Table(d.Table))
-		items = append(items, types.TransactWriteItem{Update: u})
+	item[schema.AttrItemOwner] = avS(owner)
+	item[schema.AttrItemVersion] = avN(version)
+	if _, err := checkSize(it.Table+" item of "+owner, item); err != nil {
+		return nil, err
 	}
-	return &dynamodb.TransactWriteItemsInput{TransactItems: items}, nil
+	return &dynamodb.PutItemInput{
+		TableName:           aws.String(s.naming.Table(it.Table)),
+		Item:                item,
+		ConditionExpression: aws.String("attribute_not_exists(#k) OR ((attribute_not_exists(#o) OR #o = :o) AND (attribute_not_exists(#v) OR #v <= :v))"),
+		ExpressionAttributeNames: map[string]string{
+			"#k": spec.Hash.Name, "#o": schema.AttrItemOwner, "#v": schema.AttrItemVersion,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":o": avS(owner), ":v": avN(version)},
+		// On a failed condition, tell a newer version (fine) from another
+		// owner (a collision) without a second read.
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}, nil
 }
 
-// updateFor renders a counter delta as "SET static attrs ADD counters".
-func updateFor(d Contribution) (*types.Update, error) {
-	names := map[string]string{}
-	values := map[string]types.AttributeValue{}
-	var sets, adds []string
-	i := 0
-	for _, k := range sortedKeys(d.Attrs) {
-		if _, isKey := d.Key[k]; isKey {
-			continue
+// PutItems implements Store: one conditional PutItem per item, side by side.
+func (s *DynamoStore) PutItems(ctx context.Context, owner string, version int64, items []Item) error {
+	ins := make([]*dynamodb.PutItemInput, len(items))
+	for i, it := range items {
+		in, err := s.itemPut(owner, version, it)
+		if err != nil {
+			return err
 		}
-		i++
-		n, v := "#a"+strconv.Itoa(i), ":a"+strconv.Itoa(i)
-		names[n], values[v] = k, d.Attrs[k]
-		sets = append(sets, n+" = "+v)
+		ins[i] = in
 	}
-	for _, k := range sortedKeys(d.Counters) {
-		if d.Counters[k] == 0 {
-			continue
+	errs := make([]error, len(ins))
+	var wg sync.WaitGroup
+	for i, in := range ins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.requests.add(1)
+			_, err := s.api.PutItem(ctx, in)
+			var ccf *types.ConditionalCheckFailedException
+			if errors.As(err, &ccf) {
+				if o, ok := ccf.Item[schema.AttrItemOwner].(*types.AttributeValueMemberS); ok && o.Value != owner {
+					errs[i] = fmt.Errorf("%w: %s item %s belongs to %s, not %s", ErrItemOwned, items[i].Table, keyString(keyOf(items[i].Table, items[i].Item)), o.Value, owner)
+				}
+				return // a newer version is stored: nothing to do
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("projector: put %s item: %w", items[i].Table, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// ItemVersions implements Store with eventually consistent BatchGetItems
+// (a stale answer only rewrites an item that was already right).
+func (s *DynamoStore) ItemVersions(ctx context.Context, items []Item) ([]int64, error) {
+	out := make([]int64, len(items))
+	byTable := map[string][]int{}
+	for i, it := range items {
+		byTable[it.Table] = append(byTable[it.Table], i)
+	}
+	for _, table := range sortedKeys(byTable) {
+		idx := byTable[table]
+		keys := make([]map[string]types.AttributeValue, 0, len(idx))
+		pos := map[string]int{}
+		for _, i := range idx {
+			k := keyOf(table, items[i].Item)
+			if _, dup := pos[keyString(k)]; dup {
+				continue
+			}
+			pos[keyString(k)] = i
+			keys = append(keys, k)
 		}
-		i++
-		n, v := "#c"+strconv.Itoa(i), ":c"+strconv.Itoa(i)
-		names[n] = k
-		values[v] = &types.AttributeValueMemberN{Value: FormatScaled(d.Counters[k], d.Scale[k])}
-		adds = append(adds, n+" "+v)
+		spec, _ := schema.TableSpec(table)
+		for start := 0; start < len(keys); start += 100 {
+			req := map[string]types.KeysAndAttributes{s.naming.Table(table): {
+				Keys:                     keys[start:min(start+100, len(keys))],
+				ProjectionExpression:     aws.String(projectionOf(spec)),
+				ExpressionAttributeNames: projectionNames(spec),
+			}}
+			for attempt := 0; len(req) > 0; attempt++ {
+				if attempt > 20 {
+					return nil, fmt.Errorf("projector: read %s item versions: unprocessed keys after %d attempts", table, attempt)
+				}
+				if attempt > 0 {
+					if err := sleepCtx(ctx, expBackoff(attempt, 0)); err != nil {
+						return nil, err
+					}
+				}
+				res, err := s.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+				if err != nil {
+					return nil, fmt.Errorf("projector: read %s item versions: %w", table, err)
+				}
+				for _, it := range res.Responses[s.naming.Table(table)] {
+					if key, ok := spec.Key(it); ok {
+						if i, ok := pos[keyString(key)]; ok {
+							out[i] = rowVersionOf(it, schema.AttrItemVersion)
+						}
+					}
+				}
+				req = res.UnprocessedKeys
+			}
+		}
 	}
-	if len(adds) == 0 && len(sets) == 0 {
-		return nil, fmt.Errorf("projector: empty delta for %s", d.RowID())
+	return out, nil
+}
+
+// projectionOf names a table's key attributes and the item version, for
+// ItemVersions (#k0.. are the keys, #v the version).
+func projectionOf(spec schema.Table) string {
+	p := "#k0, #v"
+	if spec.Range != nil {
+		p += ", #k1"
 	}
-	expr := ""
-	if len(sets) > 0 {
-		expr = "SET " + strings.Join(sets, ", ")
+	return p
+}
+
+func projectionNames(spec schema.Table) map[string]string {
+	names := map[string]string{"#k0": spec.Hash.Name, "#v": schema.AttrItemVersion}
+	if spec.Range != nil {
+		names["#k1"] = spec.Range.Name
 	}
-	if len(adds) > 0 {
-		expr = strings.TrimSpace(expr + " ADD " + strings.Join(adds, ", "))
-	}
-	u := &types.Update{Key: d.Key, UpdateExpression: aws.String(expr), ExpressionAttributeNames: names}
-	if len(values) > 0 {
-		u.ExpressionAttributeValues = values
-	}
-	return u, nil
+	return names
 }
 
 // FormatScaled renders v / 10^scale as an exact decimal string.
@@ -267,83 +507,4 @@ func FormatScaled(v int64, scale int) string {
 		out = "-" + out
 	}
 	return out
-}
-
-// Derive implements Store with GetItem and a conditional UpdateItem.
-func (s *DynamoStore) Derive(ctx context.Context, table string, key map[string]types.AttributeValue, counters []string, derive func(map[string]types.AttributeValue) map[string]types.AttributeValue) error {
-	name := s.naming.Table(table)
-	got, err := s.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(name), Key: key, ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return fmt.Errorf("projector: derive %s: %w", name, err)
-	}
-	if got.Item == nil {
-		return nil
-	}
-	set := derive(got.Item)
-	var remove []string
-	for k, v := range set {
-		cur, ok := got.Item[k]
-		switch {
-		case v == nil:
-			if ok {
-				remove = append(remove, k)
-			}
-			delete(set, k)
-		case ok && sameItem(map[string]types.AttributeValue{k: cur}, map[string]types.AttributeValue{k: v}):
-			delete(set, k) // already right: no write
-		}
-	}
-	if len(set) == 0 && len(remove) == 0 {
-		return nil
-	}
-	sort.Strings(remove)
-	names := map[string]string{}
-	values := map[string]types.AttributeValue{}
-	var sets, removes, conds []string
-	for i, k := range sortedKeys(set) {
-		n, v := "#d"+strconv.Itoa(i), ":d"+strconv.Itoa(i)
-		names[n], values[v] = k, set[k]
-		sets = append(sets, n+" = "+v)
-	}
-	for i, k := range remove {
-		n := "#r" + strconv.Itoa(i)
-		names[n] = k
-		removes = append(removes, n)
-	}
-	cond := counterCondition(got.Item, counters)
-	for i, k := range sortedKeys(cond) {
-		n := "#k" + strconv.Itoa(i)
-		names[n] = k
-		if cond[k] == "" {
-			conds = append(conds, "attribute_not_exists("+n+")")
-			continue
-		}
-		v := ":k" + strconv.Itoa(i)
-		values[v] = &types.AttributeValueMemberN{Value: cond[k]}
-		conds = append(conds, n+" = "+v)
-	}
-	var expr []string
-	if len(sets) > 0 {
-		expr = append(expr, "SET "+strings.Join(sets, ", "))
-	}
-	if len(removes) > 0 {
-		expr = append(expr, "REMOVE "+strings.Join(removes, ", "))
-	}
-	in := &dynamodb.UpdateItemInput{
-		TableName: aws.String(name), Key: key,
-		UpdateExpression:         aws.String(strings.Join(expr, " ")),
-		ExpressionAttributeNames: names,
-	}
-	if len(values) > 0 {
-		in.ExpressionAttributeValues = values
-	}
-	if len(conds) > 0 {
-		in.ConditionExpression = aws.String(strings.Join(conds, " AND "))
-	}
-	_, err = s.api.UpdateItem(ctx, in)
-	var ccf *types.ConditionalCheckFailedException
-	if err != nil && !errors.As(err, &ccf) {
-		return fmt.Errorf("projector: derive %s: %w", name, err)
-	}
-	return nil
 }

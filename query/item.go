@@ -4,19 +4,33 @@ import (
 	"encoding/json"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/schema"
 )
 
 // Plain converts a DynamoDB item to plain JSON values: S to string, N to
 // json.Number (the exact decimal text), BOOL to bool, NULL to nil, B to
 // []byte, L to []any, M to map[string]any, SS to []string, NS to
 // []json.Number and BS to [][]byte. encoding/json renders the result as the
-// seeds show their items.
+// seeds show their items. The projector's bookkeeping attributes
+// (schema.IsInternalAttribute) are left out.
 func Plain(item map[string]types.AttributeValue) map[string]any {
 	if item == nil {
 		return nil
 	}
 	out := make(map[string]any, len(item))
 	for k, v := range item {
+		if !schema.IsInternalAttribute(k) {
+			out[k] = plainValue(v)
+		}
+	}
+	return out
+}
+
+// plainMap converts a map value (inside an item) in full.
+func plainMap(m map[string]types.AttributeValue) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
 		out[k] = plainValue(v)
 	}
 	return out
@@ -41,7 +55,7 @@ func plainValue(v types.AttributeValue) any {
 		}
 		return l
 	case *types.AttributeValueMemberM:
-		return Plain(t.Value)
+		return plainMap(t.Value)
 	case *types.AttributeValueMemberSS:
 		return append([]string{}, t.Value...)
 	case *types.AttributeValueMemberNS:

@@ -204,13 +204,18 @@ func Compare(kind RowKind, archive, live []map[string]types.AttributeValue, tol 
 			continue
 		}
 		names := map[string]bool{}
+		// The projector's bookkeeping (row versions, attribute stamps) is
+		// not part of a row: a rebuild writes it differently.
 		for k := range p.arch {
-			names[k] = true
+			names[k] = !schema.IsInternalAttribute(k)
 		}
 		for k := range p.proj {
-			names[k] = true
+			names[k] = !schema.IsInternalAttribute(k)
 		}
 		for _, name := range slices.Sorted(maps.Keys(names)) {
+			if !names[name] {
+				continue
+			}
 			t := kind.Derived[name]
 			if o, ok := tol[name]; ok {
 				t = o

@@ -92,7 +92,7 @@ func TestRebuildAndVerifyDynamoDB(t *testing.T) {
 	}
 	t.Logf("rebuild into B: %d events (%d projected, %d non-agent), %d subjects, %d commits, %d write requests, %.1fs, %.0f events/s",
 		st.Events, st.Projected, st.NonAgent, st.Subjects, st.Commits, storeB.WriteRequests(), st.Seconds, st.EventsPerSecond)
-	if st.Failed != 0 || st.Invalid != 0 || st.DeriveErrors != 0 || st.Projected+st.NonAgent != len(src) {
+	if st.Failed != 0 || st.Invalid != 0 || st.Poison != 0 || st.Projected+st.NonAgent != len(src) {
 		t.Fatalf("rebuild stats %+v", st)
 	}
 	viewA, viewB := dynamoView(t, c, nA), dynamoView(t, c, nB)

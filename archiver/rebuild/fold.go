@@ -90,10 +90,12 @@ type Stats struct {
 	// not change; a repeated rebuild has Changed == 0.
 	Changed   int `json:"changed"`
 	Unchanged int `json:"unchanged"`
-	// Commits counts transactions; DeriveErrors derived-attribute updates
-	// that failed (see projector.DeriveRow).
-	Commits      int `json:"commits"`
-	DeriveErrors int `json:"deriveErrors"`
+	// Commits counts commits (single writes and transactions); Poison
+	// counts subjects that can never be projected (projector.Outcome.Poison:
+	// a state or item over DynamoDB's item limit, an item owned by another
+	// subject); they are among the failed subjects.
+	Commits int `json:"commits"`
+	Poison  int `json:"poison"`
 	// Chunks counts Project calls; Retried subjects projected again after a
 	// failure; Failed subjects that were still failing after every round.
 	Chunks  int `json:"chunks"`
@@ -287,9 +289,15 @@ func (f *folder) projectChunks(ctx context.Context, chunks [][]group, last bool)
 				f.st.Changed += out.Changed
 				f.st.Unchanged += out.Unchanged
 				f.st.Commits += out.Commits
-				f.st.DeriveErrors += out.DeriveErrors
+				f.st.Poison += len(out.Poison)
 				for _, g := range c {
-					if err, bad := out.Failed[g.subject]; bad {
+					err, bad := out.Failed[g.subject]
+					if perr, poison := out.Poison[g.subject]; poison {
+						// Can never be projected: no round will change that.
+						f.failed[g.subject] = perr
+						continue
+					}
+					if bad {
 						failed = append(failed, g)
 						if last {
 							f.failed[g.subject] = err

@@ -71,7 +71,7 @@ func TestRebuildEqualsStreamProjection(t *testing.T) {
 			if st.Events != len(src) || st.NonAgent != wantNonAgent || st.Invalid != 0 || st.Projected != len(src)-wantNonAgent {
 				t.Fatalf("stats %+v: want events %d, nonAgent %d, invalid 0, projected %d", st, len(src), wantNonAgent, len(src)-wantNonAgent)
 			}
-			if st.Failed != 0 || st.DeriveErrors != 0 || st.Changed == 0 || int(calls.Load()) != st.Chunks {
+			if st.Failed != 0 || st.Poison != 0 || st.Changed == 0 || int(calls.Load()) != st.Chunks {
 				t.Fatalf("stats %+v, %d progress calls: want no failures, changes, one progress call per chunk", st, calls.Load())
 			}
 			diffViews(t, want, memView(t, store, subjectsOf(evs)), "stream projection", "rebuild")

@@ -76,8 +76,8 @@ func projectAsStream(t testing.TB, store projector.Store, evs []schema.Event, ba
 			}
 		}
 		out := p.Project(context.Background(), inputs)
-		if len(out.Failed) > 0 || out.DeriveErrors > 0 {
-			t.Fatalf("stream projection of batch at %d: %d failed (%v), %d derive errors", start, len(out.Failed), out.Failed, out.DeriveErrors)
+		if len(out.Failed) > 0 || len(out.Poison) > 0 {
+			t.Fatalf("stream projection of batch at %d: %d failed (%v), %d poisoned (%v)", start, len(out.Failed), out.Failed, len(out.Poison), out.Poison)
 		}
 	}
 }
@@ -143,7 +143,7 @@ func memView(t testing.TB, m *projector.MemStore, subjects []string) view {
 			addToView(t, v, table, it)
 		}
 	}
-	states, err := m.Load(context.Background(), subjects)
+	states, err := m.Load(context.Background(), subjects, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func TestRedriveFromOnFailureMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := store.Load(ctx, keys(inRange)); err != nil || len(st) != 0 {
+	if st, err := store.Load(ctx, keys(inRange), true); err != nil || len(st) != 0 {
 		t.Fatalf("after the dry run %d aggregates exist (%v), want none", len(st), err)
 	}
 
@@ -143,7 +143,7 @@ func TestRedriveFromOnFailureMessages(t *testing.T) {
 		if sum.Totals.Read != 200 || sum.Totals.Redriven != 200 || sum.Batches[0].Outcome != "redriven" {
 			t.Fatalf("round %d: %+v", round, sum)
 		}
-		st, err := store.Load(ctx, keys(all))
+		st, err := store.Load(ctx, keys(all), true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -22,134 +23,157 @@ type Harness struct {
 }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func n(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
 
-func num(t *testing.T, item map[string]types.AttributeValue, name string) string {
-	t.Helper()
-	n, ok := item[name].(*types.AttributeValueMemberN)
-	if !ok {
-		t.Fatalf("attribute %s = %#v, want a number", name, item[name])
+func str(item map[string]types.AttributeValue, name string) string {
+	switch v := item[name].(type) {
+	case *types.AttributeValueMemberS:
+		return v.Value
+	case *types.AttributeValueMemberN:
+		return projector.NormalizeNumber(v.Value)
 	}
-	return projector.NormalizeNumber(n.Value)
+	return "<absent>"
 }
 
 // Run runs the suite. newHarness must return an empty store each call.
 func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	ctx := context.Background()
 	rowKey := map[string]types.AttributeValue{"scope": s("messages/dev"), "date": s("2026-01-05")}
-	delta := func(total, cost int64) projector.Contribution {
-		return projector.Contribution{Table: schema.TableMetrics, Key: rowKey,
-			Attrs:    map[string]types.AttributeValue{"scope": s("messages/dev"), "date": s("2026-01-05")},
-			Counters: map[string]int64{"total": total, "cost": cost}, Scale: map[string]int{"cost": 6}}
+	row := func(total string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"scope": s("messages/dev"), "date": s("2026-01-05"), "total": n(total)}
 	}
+	rowRef := projector.RowRef{Table: schema.TableMetrics, Key: rowKey}
 	item := func(status string) projector.Item {
 		return projector.Item{Table: schema.TableMessages, Item: map[string]types.AttributeValue{"message_id": s("m1"), "status": s(status)}}
 	}
+	msgKey := map[string]types.AttributeValue{"message_id": s("m1")}
+	applied := []projector.Contribution{{Table: schema.TableMetrics, Key: rowKey, Counters: map[string]int64{"total": 1, "cost": 1500}, Scale: map[string]int{"cost": 6}}}
 	state := func(v, expected int64, body string) projector.StatePut {
-		return projector.StatePut{StoredState: projector.StoredState{Subject: "messages/m1", Kind: projector.KindMessage, State: []byte(body), Version: v}, Expected: expected}
+		return projector.StatePut{StoredState: projector.StoredState{Subject: "messages/m1", Kind: projector.KindMessage, State: []byte(body), Applied: applied, HasApplied: true, Version: v}, Expected: expected}
 	}
 
 	t.Run("load of unknown subjects is empty", func(t *testing.T) {
 		h := newHarness(t)
-		got, err := h.Store.Load(ctx, []string{"nope/1", "nope/2"})
-		if err != nil || len(got) != 0 {
-			t.Fatalf("Load = %v, %v; want empty", got, err)
+		for _, consistent := range []bool{false, true} {
+			got, err := h.Store.Load(ctx, []string{"nope/1", "nope/2"}, consistent)
+			if err != nil || len(got) != 0 {
+				t.Fatalf("Load = %v, %v; want empty", got, err)
+			}
+			rows, err := h.Store.LoadRows(ctx, []projector.RowRef{rowRef}, consistent)
+			if err != nil || len(rows) != 0 {
+				t.Fatalf("LoadRows = %v, %v; want empty", rows, err)
+			}
 		}
 	})
-	t.Run("commit writes state, item and counters atomically", func(t *testing.T) {
+	t.Run("a state alone is one conditional write and reads back", func(t *testing.T) {
 		h := newHarness(t)
-		err := h.Store.Commit(ctx, projector.Tx{States: []projector.StatePut{state(1, 0, `{"s":1}`)}, Items: []projector.Item{item("created")}, Deltas: []projector.Contribution{delta(1, 100000)}})
-		if err != nil {
+		body := `{"s":"` + strings.Repeat("stamp ", 500) + `"}`
+		if err := h.Store.Commit(ctx, projector.Tx{States: []projector.StatePut{state(1, 0, body)}}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := h.Store.Load(ctx, []string{"messages/m1"})
-		if err != nil || got["messages/m1"].Version != 1 || string(got["messages/m1"].State) != `{"s":1}` || got["messages/m1"].Kind != projector.KindMessage {
+		got, err := h.Store.Load(ctx, []string{"messages/m1"}, true)
+		st := got["messages/m1"]
+		if err != nil || st.Version != 1 || string(st.State) != body || st.Kind != projector.KindMessage || !st.HasApplied || len(st.Applied) != 1 {
 			t.Fatalf("Load = %+v, %v", got, err)
 		}
-		it, err := h.Get(ctx, schema.TableMessages, map[string]types.AttributeValue{"message_id": s("m1")})
-		if err != nil || it == nil || it["status"].(*types.AttributeValueMemberS).Value != "created" {
-			t.Fatalf("item = %v, %v", it, err)
+		if a := st.Applied[0]; a.RowID() != applied[0].RowID() || a.Counters["total"] != 1 || a.Counters["cost"] != 1500 || a.Scale["cost"] != 6 {
+			t.Fatalf("applied = %+v, want %+v", a, applied[0])
 		}
-		row, err := h.Get(ctx, schema.TableMetrics, rowKey)
-		if err != nil || row == nil {
-			t.Fatalf("row = %v, %v", row, err)
-		}
-		if num(t, row, "total") != "1" || num(t, row, "cost") != "0.1" {
-			t.Fatalf("row = %v", row)
+		if err := h.Store.Commit(ctx, projector.Tx{States: []projector.StatePut{state(1, 0, body)}}); !errors.Is(err, projector.ErrConflict) {
+			t.Fatalf("second create = %v, want ErrConflict", err)
 		}
 	})
-	t.Run("version conflict applies nothing", func(t *testing.T) {
+	t.Run("states and rows commit atomically, rows versioned", func(t *testing.T) {
 		h := newHarness(t)
-		if err := h.Store.Commit(ctx, projector.Tx{States: []projector.StatePut{state(1, 0, `{"s":1}`)}, Items: []projector.Item{item("created")}, Deltas: []projector.Contribution{delta(1, 0)}}); err != nil {
+		if err := h.Store.Commit(ctx, projector.Tx{States: []projector.StatePut{state(1, 0, `{}`)}, Rows: []projector.RowPut{{Table: schema.TableMetrics, Item: row("1"), Expected: 0}}}); err != nil {
 			t.Fatal(err)
 		}
-		for _, expected := range []int64{0, 2} {
-			err := h.Store.Commit(ctx, projector.Tx{States: []projector.StatePut{state(expected+1, expected, `{"s":9}`)}, Items: []projector.Item{item("failed")}, Deltas: []projector.Contribution{delta(5, 0)}})
-			if !errors.Is(err, projector.ErrConflict) {
-				t.Fatalf("expected %d: err = %v, want ErrConflict", expected, err)
+		rows, err := h.Store.LoadRows(ctx, []projector.RowRef{rowRef}, true)
+		r, ok := rows[rowRef.Table+"\x00"+keyOf(rowKey)]
+		if err != nil || !ok || r.Version != 1 || str(r.Item, "total") != "1" {
+			t.Fatalf("LoadRows = %+v, %v", rows, err)
+		}
+		// A stale row version, or a stale state version, applies nothing.
+		for _, tx := range []projector.Tx{
+			{States: []projector.StatePut{state(2, 1, `{"x":1}`)}, Rows: []projector.RowPut{{Table: schema.TableMetrics, Item: row("5"), Expected: 0}}},
+			{States: []projector.StatePut{state(2, 1, `{"x":1}`)}, Rows: []projector.RowPut{{Table: schema.TableMetrics, Item: row("5"), Expected: 2}}},
+			{States: []projector.StatePut{state(3, 2, `{"x":1}`)}, Rows: []projector.RowPut{{Table: schema.TableMetrics, Item: row("5"), Expected: 1}}},
+		} {
+			if err := h.Store.Commit(ctx, tx); !errors.Is(err, projector.ErrConflict) {
+				t.Fatalf("stale commit = %v, want ErrConflict", err)
 			}
 		}
-		got, _ := h.Store.Load(ctx, []string{"messages/m1"})
-		it, _ := h.Get(ctx, schema.TableMessages, map[string]types.AttributeValue{"message_id": s("m1")})
-		row, _ := h.Get(ctx, schema.TableMetrics, rowKey)
-		if got["messages/m1"].Version != 1 || it["status"].(*types.AttributeValueMemberS).Value != "created" || num(t, row, "total") != "1" {
-			t.Fatalf("conflicting commit changed something: %+v %v %v", got, it, row)
+		got, _ := h.Store.Load(ctx, []string{"messages/m1"}, true)
+		it, _ := h.Get(ctx, schema.TableMetrics, rowKey)
+		if got["messages/m1"].Version != 1 || str(it, "total") != "1" || str(it, schema.AttrRowVersion) != "1" {
+			t.Fatalf("a refused commit changed something: %+v %v", got, it)
+		}
+		if err := h.Store.Commit(ctx, projector.Tx{States: []projector.StatePut{state(2, 1, `{"x":1}`)}, Rows: []projector.RowPut{{Table: schema.TableMetrics, Item: row("2"), Expected: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		it, _ = h.Get(ctx, schema.TableMetrics, rowKey)
+		if str(it, "total") != "2" || str(it, schema.AttrRowVersion) != "2" {
+			t.Fatalf("row = %v, want total 2 at version 2", it)
 		}
 	})
-	t.Run("decimal counters are exact, negative deltas subtract", func(t *testing.T) {
+	t.Run("items: owner and version decide", func(t *testing.T) {
 		h := newHarness(t)
-		v := int64(0)
-		for _, c := range []int64{100000, 200000, -50000, 1, 3} { // 0.1 + 0.2 - 0.05 + 0.000001 + 0.000003
-			v++
-			if err := h.Store.Commit(ctx, projector.Tx{States: []projector.StatePut{state(v, v-1, `{}`)}, Deltas: []projector.Contribution{delta(1, c)}}); err != nil {
+		if err := h.Store.PutItems(ctx, "messages/m1", 2, []projector.Item{item("processing")}); err != nil {
+			t.Fatal(err)
+		}
+		// An older version of the owner is ignored without error.
+		if err := h.Store.PutItems(ctx, "messages/m1", 1, []projector.Item{item("created")}); err != nil {
+			t.Fatalf("older version: %v", err)
+		}
+		it, _ := h.Get(ctx, schema.TableMessages, msgKey)
+		if str(it, "status") != "processing" || str(it, schema.AttrItemOwner) != "messages/m1" || str(it, schema.AttrItemVersion) != "2" {
+			t.Fatalf("item = %v", it)
+		}
+		// The same version again (a redelivery repairing it) and a newer one write.
+		for v, status := range map[int64]string{2: "processing", 3: "completed"} {
+			if err := h.Store.PutItems(ctx, "messages/m1", v, []projector.Item{item(status)}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		row, _ := h.Get(ctx, schema.TableMetrics, rowKey)
-		if num(t, row, "cost") != "0.250004" || num(t, row, "total") != "5" {
-			t.Fatalf("row = %v, want cost 0.250004 total 5", row)
+		// Another aggregate can never take the item.
+		if err := h.Store.PutItems(ctx, "messages/other", 9, []projector.Item{item("failed")}); !errors.Is(err, projector.ErrItemOwned) || !projector.IsPermanent(err) {
+			t.Fatalf("other owner = %v, want ErrItemOwned", err)
+		}
+		it, _ = h.Get(ctx, schema.TableMessages, msgKey)
+		if str(it, "status") != "completed" {
+			t.Fatalf("item = %v, want completed", it)
 		}
 	})
-	t.Run("derive sets attributes computed from the row", func(t *testing.T) {
-		h := newHarness(t)
-		if err := h.Store.Commit(ctx, projector.Tx{States: []projector.StatePut{state(1, 0, `{}`)}, Deltas: []projector.Contribution{delta(4, 1000000)}}); err != nil {
-			t.Fatal(err)
-		}
-		derive := func(row map[string]types.AttributeValue) map[string]types.AttributeValue {
-			return map[string]types.AttributeValue{"avg": &types.AttributeValueMemberS{Value: "total=" + row["total"].(*types.AttributeValueMemberN).Value}}
-		}
-		if err := h.Store.Derive(ctx, schema.TableMetrics, rowKey, []string{"total", "cost"}, derive); err != nil {
-			t.Fatal(err)
-		}
-		row, _ := h.Get(ctx, schema.TableMetrics, rowKey)
-		if a, ok := row["avg"].(*types.AttributeValueMemberS); !ok || a.Value != "total=4" || num(t, row, "total") != "4" {
-			t.Fatalf("row after Derive = %v", row)
-		}
-		// A nil value removes the attribute; removing an absent one is a no-op.
-		remove := func(map[string]types.AttributeValue) map[string]types.AttributeValue {
-			return map[string]types.AttributeValue{"avg": nil, "never": nil}
-		}
-		for range 2 {
-			if err := h.Store.Derive(ctx, schema.TableMetrics, rowKey, []string{"total", "cost"}, remove); err != nil {
-				t.Fatal(err)
-			}
-			row, _ = h.Get(ctx, schema.TableMetrics, rowKey)
-			if _, ok := row["avg"]; ok || num(t, row, "total") != "4" {
-				t.Fatalf("row after a removing Derive = %v, want no avg and total 4", row)
-			}
-		}
-		// An absent row derives nothing and is no error.
-		if err := h.Store.Derive(ctx, schema.TableMetrics, map[string]types.AttributeValue{"scope": s("none"), "date": s("x")}, []string{"total"}, derive); err != nil {
-			t.Fatalf("Derive of an absent row: %v", err)
-		}
-	})
-	t.Run("too many actions is refused", func(t *testing.T) {
+	t.Run("DynamoDB's limits are refused, not attempted", func(t *testing.T) {
 		h := newHarness(t)
 		var tx projector.Tx
 		for i := 0; i <= projector.MaxTxActions; i++ {
-			tx.Items = append(tx.Items, projector.Item{Table: schema.TableMessages, Item: map[string]types.AttributeValue{"message_id": s(string(rune('a'+i%26)) + string(rune('a'+i/26)))}})
+			tx.States = append(tx.States, projector.StatePut{StoredState: projector.StoredState{Subject: "s/" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Kind: projector.KindMessage, State: []byte(`{}`), Version: 1}})
 		}
 		if err := h.Store.Commit(ctx, tx); err == nil || errors.Is(err, projector.ErrConflict) {
 			t.Fatalf("Commit of %d actions = %v, want a non-conflict error", tx.Actions(), err)
 		}
+		big := item("x")
+		big.Item["blob"] = s(strings.Repeat("x", projector.MaxItemBytes))
+		if err := h.Store.PutItems(ctx, "messages/m1", 1, []projector.Item{big}); !errors.Is(err, projector.ErrTooLarge) {
+			t.Fatalf("oversize item = %v, want ErrTooLarge", err)
+		}
+		huge := row("1")
+		huge["blob"] = s(strings.Repeat("y", projector.MaxItemBytes))
+		if err := h.Store.Commit(ctx, projector.Tx{Rows: []projector.RowPut{{Table: schema.TableMetrics, Item: huge}}}); !errors.Is(err, projector.ErrTooLarge) {
+			t.Fatalf("oversize row = %v, want ErrTooLarge", err)
+		}
+		twice := projector.Tx{Rows: []projector.RowPut{{Table: schema.TableMetrics, Item: row("1")}, {Table: schema.TableMetrics, Item: row("2")}}}
+		if err := h.Store.Commit(ctx, twice); err == nil || errors.Is(err, projector.ErrConflict) {
+			t.Fatalf("two actions on one row = %v, want a non-conflict error", err)
+		}
+		if it, _ := h.Get(ctx, schema.TableMetrics, rowKey); it != nil {
+			t.Fatalf("a refused commit wrote %v", it)
+		}
 	})
+}
+
+// keyOf renders a key as projector's RowID does (attribute names sorted).
+func keyOf(key map[string]types.AttributeValue) string {
+	return projector.Contribution{Key: key}.RowID()[1:]
 }

@@ -128,11 +128,13 @@ func Project(ctx context.Context, store projector.Store, inputs []projector.Inpu
 	if err != nil {
 		return err
 	}
-	if out := p.Project(ctx, inputs); len(out.Failed) > 0 || out.DeriveErrors > 0 {
+	if out := p.Project(ctx, inputs); len(out.Failed) > 0 || len(out.Poison) > 0 {
 		for s, err := range out.Failed {
 			return fmt.Errorf("querytest: project: %d aggregates failed, e.g. %s: %w", len(out.Failed), s, err)
 		}
-		return fmt.Errorf("querytest: project: %d derived-attribute updates failed", out.DeriveErrors)
+		for s, err := range out.Poison {
+			return fmt.Errorf("querytest: project: %d aggregates poisoned, e.g. %s: %w", len(out.Poison), s, err)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,106 @@
+package projector_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/schema"
+)
+
+// TestFailedItemWriteRepairedByRedelivery: a job's item is written after
+// the commit of its state and counters; when that write fails, the job
+// fails, and the redelivery writes the item, whether the redelivered batch
+// holds only the applied events (the job is unchanged) or also a later
+// event (the job changes again). The run row, written in the commit with
+// its status derived in the same write, is right from the first delivery.
+func TestFailedItemWriteRepairedByRedelivery(t *testing.T) {
+	evs := foldJobEvents(t, schema.JobSubject(12345, 67890))
+	first := foldByID(t, evs, "d-queued-1", "d-in-progress", "d-completed")
+	tests := []struct {
+		name  string
+		again []foldEvent
+	}{
+		{"redelivery of the applied events", foldByID(t, evs, "d-completed")},
+		{"redelivery with a later event", foldByID(t, evs, "d-completed", "r-terminated-1")},
+	}
+	ctx := context.Background()
+	runKey := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: schema.RunKey(12345, 54321, 1)},
+		"sk": &types.AttributeValueMemberS{Value: "v"},
+	}
+	jobKey := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: schema.JobKey(12345, 67890)},
+		"sk": &types.AttributeValueMemberS{Value: "v"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := projector.NewMemStore()
+			failing := true
+			store.FailPut = func(string, projector.Item) error {
+				if failing {
+					return errors.New("injected: put throttled")
+				}
+				return nil
+			}
+			proj, err := projector.New(store, projector.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq := 0
+			inputs := func(fs []foldEvent) []projector.Input {
+				var out []projector.Input
+				for _, f := range fs {
+					seq++
+					in, ok, err := projector.InputOf(f.E, fmt.Sprintf("%021d", seq))
+					if err != nil || !ok {
+						t.Fatalf("InputOf(%s): %v, %v", f.E.ID, ok, err)
+					}
+					out = append(out, in)
+				}
+				return out
+			}
+			out := proj.Project(ctx, inputs(first))
+			if _, failed := out.Failed[schema.JobSubject(12345, 67890)]; !failed || out.Commits != 1 {
+				t.Fatalf("first delivery: failed %v, %d commits; want the job committed, then failed by its item", out.Failed, out.Commits)
+			}
+			if it, _ := store.Get(ctx, schema.TableWorkflowJobs, jobKey); it != nil {
+				t.Fatalf("job item written although its put failed: %v", it)
+			}
+			row, _ := store.Get(ctx, schema.TableWorkflowRuns, runKey)
+			if got := runRow(row); got != "status=completed conclusion=success completed_jobs=1 total_jobs=1" {
+				t.Fatalf("run row after the commit: %s", got)
+			}
+
+			failing = false
+			if out := proj.Project(ctx, inputs(tt.again)); len(out.Failed) > 0 {
+				t.Fatalf("redelivery failed: %v", out.Failed)
+			}
+			it, _ := store.Get(ctx, schema.TableWorkflowJobs, jobKey)
+			if it == nil || sAttr(it, "status") != "completed" {
+				t.Fatalf("job item after redelivery: %v", it)
+			}
+			row, _ = store.Get(ctx, schema.TableWorkflowRuns, runKey)
+			if got := runRow(row); got != "status=completed conclusion=success completed_jobs=1 total_jobs=1" {
+				t.Fatalf("run row after redelivery: %s", got)
+			}
+		})
+	}
+}
+
+func runRow(row map[string]types.AttributeValue) string {
+	val := func(k string) string {
+		switch v := row[k].(type) {
+		case *types.AttributeValueMemberS:
+			return v.Value
+		case *types.AttributeValueMemberN:
+			return v.Value
+		}
+		return "<absent>"
+	}
+	return fmt.Sprintf("status=%s conclusion=%s completed_jobs=%s total_jobs=%s", val("status"), val("conclusion"), val("completed_jobs"), val("total_jobs"))
+}
