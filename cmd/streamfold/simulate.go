@@ -23,13 +23,36 @@ func init() {
 
 const simulateHelp = `Usage: streamfold simulate [flags]
 
-Generates a deterministic workload (the same --seed and --start give the same
-events):
+Generates a deterministic workload (the same --seed, --start and flags give
+the same events):
 GitHub job lifecycles with redelivered and out-of-order webhooks, spot
 interruptions and reruns; Step Functions agent executions with failures and
 timeouts; sf and ldf album workflows with costs and validation tasks; rez_agent
 message transitions with failures and retries. Events come in arrival order,
 redeliveries included.
+
+--order time (the default) is a busy production stream: each day holds one
+slice of a steady stream, around 13:00 UTC, in which events arrive at --rate
+events per second (default 100), so the events of many aggregates interleave:
+thousands of events separate a job's webhooks, and a batch of 100 records
+holds about 82 distinct subjects. The days share --events by activity
+(weekends less), so a day's slice lasts its share divided by the rate (10,000
+events in a day: 100 seconds); it opens on the aggregates a steady stream has
+in flight and ends with some in flight, so lifecycles are partial at both
+ends (give each day an hour or more of traffic, e.g. --rate 5, for mostly
+complete ones). --order subject is the first generator's thin order, byte for
+byte: aggregates spread over the whole window, each one's events mostly next
+to each other (a batch of 100 records holds about 29 subjects).
+
+--github-payloads full sends workflow_job bodies the size and shape GitHub
+sends (repository, organization, sender and installation objects with all
+their URLs: 7-11 KB); the default, trimmed, keeps the fields streamfold reads
+and a few others (1-2.6 KB). Both project the same.
+
+The summary's "shape" says what workload it was: "sameSubjectPairs" (and
+"sameSubjectShare"), the consecutive events that share a subject;
+"distinctSubjectsPerWindow", the mean number of distinct subjects per batch
+of --shape-window records; "payloadBytes", the mean data size per event type.
 
 Without --out the events are appended to the event table through the same
 path as emit, and a JSON summary is printed, with what the appends cost:
@@ -41,6 +64,8 @@ accepts.
 
 Examples:
   streamfold simulate --seed 7 --events 20000 --days 3
+  streamfold simulate --events 5000 --github-payloads full --out /dev/null   # just the summary and shape
+  streamfold simulate --events 100000 --rate 20 --order time               # 83 minutes of traffic
   streamfold simulate --events 500 --out - --native | streamfold emit -
 
 Flags:
@@ -58,7 +83,13 @@ type simulateSummary struct {
 	Redeliveries int                   `json:"redeliveries"`
 	OutOfOrder   int                   `json:"outOfOrder"`
 	PerDomain    map[schema.Domain]int `json:"perDomain"`
-	Appended     *appendCounts         `json:"appended,omitempty"`
+	// Order, Rate and GitHubPayloads are the workload's configuration and
+	// Shape what it looked like to a consumer of its stream.
+	Order          simulate.Order    `json:"order"`
+	Rate           int               `json:"rate,omitempty"`
+	GitHubPayloads simulate.Payloads `json:"githubPayloads"`
+	Shape          simulate.Shape    `json:"shape"`
+	Appended       *appendCounts     `json:"appended,omitempty"`
 	// ConsumedCapacity is what the appends consumed, per accepted event.
 	ConsumedCapacity *capacity.Snapshot `json:"consumedCapacity,omitempty"`
 	Seconds          float64            `json:"seconds"`
@@ -78,6 +109,10 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 	out := fs.String("out", "", `write NDJSON to this file ("-" = standard output) instead of appending`)
 	native := fs.Bool("native", false, "with --out: write GitHub webhooks as native deliveries {headers, body}")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
+	order := fs.String("order", string(simulate.OrderTime), `"time": a steady stream at --rate, aggregates interleaved; "subject": the old thin order`)
+	rate := fs.Int("rate", simulate.DefaultRate, "with --order time: events per second of simulated time in each day's slice")
+	payloads := fs.String("github-payloads", string(simulate.PayloadsTrimmed), `workflow_job bodies: "trimmed" or "full" (GitHub's size, 7-11 KB)`)
+	window := fs.Int("shape-window", simulate.DefaultShapeWindow, "batch size, in records, of the summary's shape")
 	fs.Usage = func() { fmt.Fprint(env.stderr, simulateHelp); fs.PrintDefaults() }
 	if code, ok := parse(fs, env, args); !ok {
 		return code
@@ -94,14 +129,29 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 	} else if day, err = time.Parse("2006-01-02", *start); err != nil {
 		return errorf(env, exitUsage, "simulate: --start: want YYYY-MM-DD, got %q", *start)
 	}
-	cfg := simulate.Config{Seed: *seed, Events: *events, Start: day, Days: *days}
+	cfg := simulate.Config{Seed: *seed, Events: *events, Start: day, Days: *days, Order: simulate.Order(*order), Rate: *rate,
+		GitHubPayloads: simulate.Payloads(*payloads)}
+	if cfg.Order == simulate.OrderSubject {
+		rateSet := false
+		fs.Visit(func(f *flag.Flag) { rateSet = rateSet || f.Name == "rate" })
+		if rateSet {
+			return errorf(env, exitUsage, "simulate: --rate: applies to --order time only")
+		}
+		cfg.Rate = 0
+	} else if *rate < 1 || *rate > simulate.MaxRate {
+		return errorf(env, exitUsage, "simulate: --rate: must be between 1 and %d", simulate.MaxRate)
+	}
+	if *window < 1 {
+		return errorf(env, exitUsage, "simulate: --shape-window: must be at least 1")
+	}
 	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {
 		return errorf(env, exitUsage, "%v", err)
 	}
 	began := time.Now()
+	shape := simulate.NewShapeMeter(*window)
 	if *out != "" {
-		return simulateToFile(ctx, env, cfg, *out, *native, began)
+		return simulateToFile(ctx, env, cfg, shape, *out, *native, began)
 	}
 	n, err := g.naming()
 	if err != nil {
@@ -137,6 +187,7 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 		return err
 	}
 	stats, err := simulate.Stream(cfg, func(e schema.Event) error {
+		shape.Add(&e)
 		batch = append(batch, e)
 		if len(batch) >= 500 {
 			return flush()
@@ -149,7 +200,7 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitRuntime, "simulate: %v", err)
 	}
-	fillSimulateSummary(&sum, stats, began)
+	fillSimulateSummary(&sum, cfg, stats, shape, began)
 	cc := appendCapacity(meter, counts.Accepted, n)
 	sum.ConsumedCapacity = &cc
 	if err := writeJSON(env.stdout, sum); err != nil {
@@ -164,15 +215,16 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 	return exitOK
 }
 
-func fillSimulateSummary(sum *simulateSummary, st simulate.Stats, began time.Time) {
+func fillSimulateSummary(sum *simulateSummary, cfg simulate.Config, st simulate.Stats, shape *simulate.ShapeMeter, began time.Time) {
 	sum.Generated, sum.Redeliveries, sum.OutOfOrder, sum.PerDomain = st.Events, st.Redeliveries, st.OutOfOrder, st.PerDomain
+	sum.Order, sum.Rate, sum.GitHubPayloads, sum.Shape = cfg.Order, cfg.Rate, cfg.GitHubPayloads, shape.Shape()
 	sum.Seconds = time.Since(began).Seconds()
 	if sum.Seconds > 0 {
 		sum.EventsPerSec = float64(st.Events) / sum.Seconds
 	}
 }
 
-func simulateToFile(ctx context.Context, env *cliEnv, cfg simulate.Config, out string, native bool, began time.Time) int {
+func simulateToFile(ctx context.Context, env *cliEnv, cfg simulate.Config, shape *simulate.ShapeMeter, out string, native bool, began time.Time) int {
 	var w io.Writer = env.stdout
 	if out != "-" {
 		f, err := os.Create(out)
@@ -188,6 +240,7 @@ func simulateToFile(ctx context.Context, env *cliEnv, cfg simulate.Config, out s
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		shape.Add(&e)
 		if native && strings.HasPrefix(e.Type, schema.WorkflowJobTypePrefix) {
 			d, err := ingest.ToGitHubDelivery(e)
 			if err != nil {
@@ -205,7 +258,7 @@ func simulateToFile(ctx context.Context, env *cliEnv, cfg simulate.Config, out s
 	}
 	if out != "-" {
 		sum := simulateSummary{Out: out}
-		fillSimulateSummary(&sum, stats, began)
+		fillSimulateSummary(&sum, cfg, stats, shape, began)
 		if err := writeJSON(env.stdout, sum); err != nil {
 			return errorf(env, exitRuntime, "simulate: %v", err)
 		}

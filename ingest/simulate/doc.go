@@ -120,7 +120,7 @@
 // # Cost
 //
 // OrderTime also builds the aggregates of each slice's warm-up (up to 90
-// minutes of the stream, at most 30 times the slice), without marshalling
-// the events it drops: it generates a third to a fifth as many events per
-// second as OrderSubject.
+// minutes of the stream, at most 30 times the slice) and those in flight
+// when it ends; only the events emitted are marshalled. It generates a third
+// to a fifth as many events per second as OrderSubject.
 package simulate

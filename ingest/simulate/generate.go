@@ -107,9 +107,9 @@ type pev struct {
 	draft
 }
 
-// draft is an event whose payload is not marshalled yet: flush marshals the
-// payloads of the events it queues, so a payload must not change once event
-// has been called.
+// draft is an event whose payload is not marshalled yet: run marshals it
+// when it emits the event, so a payload must not change once event has been
+// called.
 type draft struct {
 	ev      schema.Event
 	payload any
@@ -202,6 +202,12 @@ func (g *gen) run(emit func(schema.Event) error) (Stats, error) {
 		}
 		if g.queue.Len() > 0 && (drain || !g.queue.min().arrival.After(g.next)) {
 			it := g.queue.pop()
+			if it.ev.Data == nil { // a redelivery finds its original's
+				g.marshal(it.ev, it.payload)
+				if g.err != nil {
+					return st, g.err
+				}
+			}
 			ev := *it.ev
 			if _, err := schema.Validate(&ev); err != nil {
 				return st, fmt.Errorf("simulate: generated an invalid %s event (id %s): %w", ev.Type, ev.ID, err)
@@ -281,9 +287,8 @@ const (
 // that keep each subject in send order, and redeliveries are queued after
 // their original. In OrderTime, deliveries that arrive before the current
 // slice are not queued either (a redelivery whose original came before it
-// is then the first delivery). The payloads of the queued events are
-// marshalled. It returns how many deliveries the aggregate planned in the
-// window, queued or not.
+// is then the first delivery). It returns how many deliveries the aggregate
+// planned in the window, queued or not.
 func (g *gen) flush() int {
 	planned := 0
 	kept := g.build[:0]
@@ -322,21 +327,20 @@ func (g *gen) flush() int {
 		if !first && !again {
 			continue
 		}
-		g.marshal(&evs[i], p.payload)
 		switch {
 		case first:
-			g.push(item{arrival: arrival, ev: &evs[i], agg: agg})
+			g.push(item{arrival: arrival, ev: &evs[i], payload: p.payload, agg: agg})
 			if p.redeliver > 0 {
-				g.push(item{arrival: arrival.Add(p.redeliver), ev: &evs[i], agg: agg, dup: true})
+				g.push(item{arrival: arrival.Add(p.redeliver), ev: &evs[i], payload: p.payload, agg: agg, dup: true})
 			}
 		default:
-			g.push(item{arrival: arrival.Add(p.redeliver), ev: &evs[i], agg: agg})
+			g.push(item{arrival: arrival.Add(p.redeliver), ev: &evs[i], payload: p.payload, agg: agg})
 		}
 	}
 	return planned
 }
 
-// marshal sets the event's data; the first error is kept for run.
+// marshal sets the event's data; the first error is kept in g.err.
 func (g *gen) marshal(ev *schema.Event, payload any) {
 	if payload == nil && g.err == nil {
 		g.err = fmt.Errorf("simulate: %s event %s has no payload", ev.Type, ev.ID)
@@ -359,7 +363,8 @@ func (g *gen) push(it item) {
 type item struct {
 	arrival time.Time
 	seq     uint64
-	ev      *schema.Event
+	ev      *schema.Event // Data nil until the first of its deliveries is emitted
+	payload any
 	agg     *aggState
 	dup     bool
 }

@@ -668,15 +668,24 @@ func TestStreamErrors(t *testing.T) {
 }
 
 func BenchmarkGenerate(b *testing.B) {
-	const events = 10000
-	total := 0
-	start := time.Now()
-	for i := 0; b.Loop(); i++ {
-		evs, _, err := simulate.Generate(simulate.Config{Seed: int64(i), Events: events})
-		if err != nil {
-			b.Fatal(err)
-		}
-		total += len(evs)
+	for _, cfg := range []simulate.Config{
+		{Order: simulate.OrderTime},
+		{Order: simulate.OrderTime, GitHubPayloads: simulate.PayloadsFull},
+		{Order: simulate.OrderSubject},
+	} {
+		b.Run(string(cfg.Order)+"/"+string(cfg.GitHubPayloads), func(b *testing.B) {
+			cfg.Events = 10000
+			total := 0
+			start := time.Now()
+			for i := 0; b.Loop(); i++ {
+				cfg.Seed = int64(i)
+				evs, _, err := simulate.Generate(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				total += len(evs)
+			}
+			b.ReportMetric(float64(total)/time.Since(start).Seconds(), "events/s")
+		})
 	}
-	b.ReportMetric(float64(total)/time.Since(start).Seconds(), "events/s")
 }
