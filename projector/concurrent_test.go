@@ -78,5 +78,7 @@ func TestConcurrentProjectorsDynamoDB(t *testing.T) {
 		t.Fatalf("%d records dead-lettered; first: %+v", len(letters), letters[0])
 	}
 	want, counters := reference(t, evsFromRecords(t, recs))
-	compareViews(t, want, actual(t, p.c, p.n, counters))
+	got := actual(t, p.c, p.n, counters)
+	compareViews(t, want, got)
+	checkCountersFromItems(t, got)
 }

@@ -5,30 +5,38 @@
 //
 // # Exactly-once in effect
 //
-// Every subject (aggregate) has a folded state, stored as JSON with a
-// version in the aggregates table. Folds are joins (Aggregate.Apply is
-// idempotent, commutative and associative), so applying an event twice, or
-// events in any order, yields the same state. Projection items are pure
-// functions of the state, and counter rows receive ADD deltas equal to
-// contributions(new state) - contributions(old state), so a counter row
-// always equals the sum of every aggregate's current contribution. The
-// state, its items and its deltas commit in one transaction conditioned on
-// the version that was read; a redelivered event leaves the state unchanged
-// and writes nothing. See docs/projector.md for the full argument.
+// Every subject (aggregate) has a folded state, stored compressed with a
+// version in the aggregates table, next to the counter contributions that
+// were applied for it. Folds are joins (Aggregate.Apply is idempotent,
+// commutative and associative), so applying an event twice, or events in
+// any order, yields the same state. Projection items are pure functions of
+// the state, owned by their aggregate and versioned. Counter rows move by
+// contributions(new state) minus what was applied, so a row always equals
+// the sum of what was applied for every aggregate, across deploys that
+// change the counting rules. A change that moves no counter is one
+// conditional write of the state; one that moves counters commits the
+// state and the rows (written whole, compare-and-set on their version,
+// derived attributes included) in one transaction. Items follow the
+// commit, and a redelivery repairs an item whose write failed. See
+// docs/projector.md for the full argument.
 //
 // # Ordering and concurrency
 //
 // Inputs of one subject are folded in the order given; different subjects
-// are independent and commit concurrently (Config.Concurrency). Several
-// aggregates share a transaction (up to MaxTxActions writes), with deltas to
-// the same counter row merged. A Projector and a Handler are safe for
-// concurrent use (e.g. one batch per shard).
+// are independent. The aggregates of a batch that share counter rows commit
+// one transaction after the other (one write per row per transaction);
+// the others commit concurrently (Config.Concurrency). A Projector and a
+// Handler are safe for concurrent use (e.g. one batch per shard, or several
+// projectors on the same records): every write is conditioned on the
+// version read, and conflicts are retried with jittered backoff.
 //
 // # Failures
 //
 // Handler.Handle reports the lowest failed SequenceNumber as its only batch
 // item failure; records after it are re-sent and are no-ops where already
 // applied. Poison records (undecodable image, unknown type, invalid data)
-// are written to the dead-letter table and never block the shard; TTL
+// are written to the dead-letter table and never block the shard, and so
+// are the records of an aggregate that can never be stored (an item over
+// DynamoDB's 400 KB, an item owned by another aggregate); TTL
 // REMOVE records and other non-INSERT records are skipped and counted.
 package projector

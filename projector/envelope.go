@@ -10,10 +10,11 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// An aggregate's stored state is its fold as JSON, compressed with zstd
-// into a Binary attribute (a job's state is ~2.5 KB of JSON, mostly repeated
-// stamps, and ~0.5 KB compressed: one write unit instead of three), next to
-// the counter contributions that were applied for it.
+// An aggregate's stored state is an envelope compressed with zstd into a
+// Binary attribute (a job's state is ~2.5 KB of JSON, mostly repeated
+// stamps, and ~0.5 KB compressed: one write unit instead of three): the
+// fold as JSON, the counter contributions that were applied for it, and the
+// state version each of its items was last written from.
 //
 // Applied contributions are what makes an upgrade safe: the next change of
 // the aggregate writes contributions(new state) minus what was *applied*,
@@ -64,15 +65,15 @@ type appliedRow struct {
 	S map[string]int    `json:"s,omitempty"`
 }
 
-// encodeApplied renders contributions for the state item, rows sorted.
-func encodeApplied(cs []Contribution) (string, error) {
+// appliedRows renders contributions for the state, rows sorted.
+func appliedRows(cs []Contribution) ([]appliedRow, error) {
 	rows := make([]appliedRow, 0, len(cs))
 	for _, c := range cs {
 		r := appliedRow{T: c.Table, K: map[string]string{}, C: map[string]int64{}}
 		for k, v := range c.Key {
 			s, ok := v.(*types.AttributeValueMemberS)
 			if !ok {
-				return "", fmt.Errorf("projector: counter row %s: key attribute %s is not a string", c.RowID(), k)
+				return nil, fmt.Errorf("projector: counter row %s: key attribute %s is not a string", c.RowID(), k)
 			}
 			r.K[k] = s.Value
 		}
@@ -92,8 +93,7 @@ func encodeApplied(cs []Contribution) (string, error) {
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rowIDOf(rows[i]) < rowIDOf(rows[j]) })
-	b, err := json.Marshal(rows)
-	return string(b), err
+	return rows, nil
 }
 
 func rowIDOf(r appliedRow) string { return r.contribution().RowID() }
@@ -106,15 +106,42 @@ func (r appliedRow) contribution() Contribution {
 	return c
 }
 
-// decodeApplied parses encodeApplied's text.
-func decodeApplied(s string) ([]Contribution, error) {
-	var rows []appliedRow
-	if err := json.Unmarshal([]byte(s), &rows); err != nil {
-		return nil, fmt.Errorf("projector: decode applied contributions: %w", err)
+// envelope is what the state attribute holds, before compression.
+type envelope struct {
+	State   json.RawMessage  `json:"s"`
+	Applied []appliedRow     `json:"a"`
+	Items   map[string]int64 `json:"i,omitempty"`
+}
+
+// encodeEnvelope renders a state for storage (compressed).
+func encodeEnvelope(st StoredState) ([]byte, error) {
+	rows, err := appliedRows(st.Applied)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]Contribution, len(rows))
-	for i, r := range rows {
-		out[i] = r.contribution()
+	b, err := json.Marshal(envelope{State: st.State, Applied: rows, Items: st.ItemVersions})
+	if err != nil {
+		return nil, fmt.Errorf("projector: encode state of %s: %w", st.Subject, err)
 	}
-	return out, nil
+	return compressState(b), nil
+}
+
+// decodeEnvelope undoes encodeEnvelope into st.
+func decodeEnvelope(b []byte, st *StoredState) error {
+	raw, err := decompressState(b)
+	if err != nil {
+		return fmt.Errorf("projector: aggregate %s: decompress state: %w", st.Subject, err)
+	}
+	var env envelope
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return fmt.Errorf("projector: aggregate %s: decode state: %w", st.Subject, err)
+	}
+	st.State = []byte(env.State)
+	st.Applied = make([]Contribution, len(env.Applied))
+	for i, r := range env.Applied {
+		st.Applied[i] = r.contribution()
+	}
+	st.HasApplied = true
+	st.ItemVersions = env.Items
+	return nil
 }

@@ -154,7 +154,9 @@ func TestFaultInjectionDynamoDB(t *testing.T) {
 		t.Fatal("no fault was injected")
 	}
 	want, counters := reference(t, p.stored(t))
-	compareViews(t, want, actual(t, p.c, p.n, counters))
+	got := actual(t, p.c, p.n, counters)
+	compareViews(t, want, got)
+	checkCountersFromItems(t, got)
 	if flaky.failed.Load() == 0 {
 		t.Fatal("no store failure was injected")
 	}
@@ -241,7 +243,9 @@ func TestFaultInjectionMemStore(t *testing.T) {
 				t.Fatal("no fault was injected")
 			}
 			want, counters := reference(t, evsFromRecords(t, recs))
-			compareViews(t, want, actualMem(store, counters))
+			got := actualMem(store, counters)
+			compareViews(t, want, got)
+			checkCountersFromItems(t, got)
 		})
 	}
 }

@@ -3,6 +3,7 @@ package projector
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 
@@ -55,6 +56,7 @@ func (m *MemStore) Load(_ context.Context, subjects []string, _ bool) (map[strin
 			cp := st.StoredState
 			cp.State = append([]byte(nil), cp.State...)
 			cp.Applied = append([]Contribution(nil), cp.Applied...)
+			cp.ItemVersions = maps.Clone(cp.ItemVersions)
 			out[s] = cp
 		}
 	}
@@ -155,6 +157,7 @@ func (m *MemStore) Commit(_ context.Context, tx Tx) error {
 		st := p.StoredState
 		st.State = append([]byte(nil), st.State...)
 		st.Applied = append([]Contribution(nil), st.Applied...)
+		st.ItemVersions = maps.Clone(st.ItemVersions)
 		m.states[p.Subject] = storedState{StoredState: st, item: states[i]}
 	}
 	for i := range tx.Rows {

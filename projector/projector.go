@@ -108,7 +108,14 @@ type plan struct {
 	state *StatePut
 	// version is the state version the items are written from.
 	version int64
-	items   []Item
+	// items are the items to write (new, or changed by this change).
+	items []Item
+	// check are items not written now whose write may have failed after
+	// an earlier commit (the aggregate's records are being delivered
+	// again); checkAt is the version each was last written from. A check
+	// reads their versions and rewrites the ones older than that.
+	check   []Item
+	checkAt []int64
 	// deltas are the counter rows the change moves (counters, or static
 	// attributes learned), what to add to each.
 	deltas []Contribution
@@ -203,15 +210,21 @@ func jitter(base time.Duration, attempt int) time.Duration {
 
 // fold loads an aggregate from its stored state, applies inputs and plans
 // the writes. The plan's state is nil when neither the state nor what it
-// contributes changed; its items are then all of the aggregate's items,
-// written again so that a redelivery repairs items whose write failed
-// after their commit.
+// contributes changed.
+//
+// Items: a change writes the items that are new or changed, at the new
+// version, and records per item the version it was last written from. An
+// item write can fail after its commit; the subject's records then come
+// back, the first of them already applied. So when the first input changes
+// nothing (a redelivery), the items not written now are checked: their
+// stored versions are read and the stale ones rewritten.
 func fold(subject string, stored StoredState, inputs []Input) (plan, error) {
 	kind := inputs[0].Kind
 	agg := NewAggregate(kind)
 	if agg == nil {
 		return plan{}, fmt.Errorf("projector: %s: unknown aggregate kind %q", subject, kind)
 	}
+	redelivered := false
 	if stored.Version > 0 {
 		if stored.Kind != kind {
 			return plan{}, fmt.Errorf("projector: %s: stored as %q, event folds into %q", subject, stored.Kind, kind)
@@ -219,8 +232,18 @@ func fold(subject string, stored StoredState, inputs []Input) (plan, error) {
 		if err := json.Unmarshal(stored.State, agg); err != nil {
 			return plan{}, fmt.Errorf("projector: %s: decode stored state: %w", subject, err)
 		}
+		probe := NewAggregate(kind)
+		if json.Unmarshal(stored.State, probe) == nil {
+			probe.Apply(inputs[0].Event, inputs[0].Payload)
+			b, err := json.Marshal(probe)
+			redelivered = err == nil && bytes.Equal(b, stored.State)
+		}
 	}
 	oldContrib := contributionsOf(agg)
+	oldItems := map[string]map[string]types.AttributeValue{}
+	for _, it := range agg.Items() {
+		oldItems[ItemID(it.Table, it.Item)] = it.Item
+	}
 	applied := stored.Applied
 	if !stored.HasApplied {
 		// Written before applied contributions were recorded: what the
@@ -237,26 +260,53 @@ func fold(subject string, stored StoredState, inputs []Input) (plan, error) {
 	contrib := contributionsOf(agg)
 	deltas := rowDeltas(applied, oldContrib, contrib)
 	items := agg.Items()
-	bytes := 0
 	for _, it := range items {
-		n, err := checkSize(it.Table+" item of "+subject, it.Item)
-		if err != nil {
+		if _, err := checkSize(it.Table+" item of "+subject, it.Item); err != nil {
 			return plan{}, err
 		}
-		bytes += n
 	}
-	if stored.Version > 0 && bytes0(state, stored.State) && len(deltas) == 0 {
-		return plan{subject: subject, version: stored.Version, items: items}, nil
+	if stored.Version > 0 && bytes.Equal(state, stored.State) && len(deltas) == 0 {
+		pl := plan{subject: subject, version: stored.Version}
+		for _, it := range items {
+			pl.check = append(pl.check, it)
+			pl.checkAt = append(pl.checkAt, itemVersion(stored, ItemID(it.Table, it.Item)))
+		}
+		return pl, nil
 	}
-	put := &StatePut{StoredState: StoredState{Subject: subject, Kind: kind, State: state, Applied: contrib, HasApplied: true, Version: stored.Version + 1}, Expected: stored.Version}
-	si, err := stateItem(*put)
+	next := stored.Version + 1
+	pl := plan{subject: subject, version: next, deltas: deltas}
+	versions := make(map[string]int64, len(items))
+	for _, it := range items {
+		id := ItemID(it.Table, it.Item)
+		v, known := stored.ItemVersions[id]
+		if old, ok := oldItems[id]; known && ok && sameItem(old, it.Item) {
+			versions[id] = v
+			if redelivered {
+				pl.check = append(pl.check, it)
+				pl.checkAt = append(pl.checkAt, v)
+			}
+			continue
+		}
+		versions[id] = next
+		pl.items = append(pl.items, it)
+	}
+	pl.state = &StatePut{StoredState: StoredState{Subject: subject, Kind: kind, State: state, Applied: contrib, HasApplied: true, ItemVersions: versions, Version: next}, Expected: stored.Version}
+	si, err := stateItem(*pl.state)
 	if err != nil {
 		return plan{}, err
 	}
-	return plan{subject: subject, state: put, version: put.Version, items: items, deltas: deltas, bytes: ItemSize(si)}, nil
+	pl.bytes = ItemSize(si)
+	return pl, nil
 }
 
-func bytes0(a, b []byte) bool { return bytes.Equal(a, b) }
+// itemVersion is the version an item of a stored state was last written
+// from (the state's own version when not recorded).
+func itemVersion(st StoredState, id string) int64 {
+	if v, ok := st.ItemVersions[id]; ok {
+		return v
+	}
+	return st.Version
+}
 
 // contributionsOf returns an aggregate's contributions through the test hook.
 func contributionsOf(agg Aggregate) []Contribution {
@@ -478,6 +528,39 @@ func (p *Projector) commitAll(ctx context.Context, plans []plan, consistent bool
 			fail([]plan{pl}, err)
 		}
 	}
+	// Redelivered aggregates: rewrite the items whose write failed after
+	// their commit, found by the version they were written from (a read of
+	// the items, no write when they are right). A changed aggregate checks
+	// only after its own commit succeeded.
+	checkItems := func(pls []plan) {
+		var probe []Item
+		var with []plan
+		for _, pl := range pls {
+			if len(pl.check) > 0 {
+				with = append(with, pl)
+				probe = append(probe, pl.check...)
+			}
+		}
+		if len(probe) == 0 {
+			return
+		}
+		versions, err := p.store.ItemVersions(ctx, probe)
+		if err != nil {
+			fail(with, err)
+			return
+		}
+		i := 0
+		for _, pl := range with {
+			for j, it := range pl.check {
+				if versions[i] < pl.checkAt[j] {
+					if err := p.store.PutItems(ctx, pl.subject, pl.checkAt[j], []Item{it}); err != nil {
+						fail([]plan{pl}, err)
+					}
+				}
+				i++
+			}
+		}
+	}
 	var changed []plan
 	refs := map[string]RowRef{}
 	for _, pl := range plans {
@@ -546,41 +629,17 @@ func (p *Projector) commitAll(ctx context.Context, plans []plan, consistent bool
 				for _, pl := range part {
 					putItems(pl)
 				}
+				checkItems(part)
 			}
 		})
 	}
-	// Unchanged aggregates (a redelivery): rewrite the items whose write
-	// failed after their commit, found by the version they were written
-	// from (a read of the items, no write when they are right).
 	var unchanged []plan
-	var probe []Item
 	for _, pl := range plans {
-		if pl.state == nil && len(pl.items) > 0 {
+		if pl.state == nil {
 			unchanged = append(unchanged, pl)
-			probe = append(probe, pl.items...)
 		}
 	}
-	if len(probe) > 0 {
-		versions, err := p.store.ItemVersions(ctx, probe)
-		if err != nil {
-			fail(unchanged, err)
-			unchanged = nil
-		}
-		i := 0
-		for _, pl := range unchanged {
-			var stale []Item
-			for _, it := range pl.items {
-				if versions[i] < pl.version {
-					stale = append(stale, it)
-				}
-				i++
-			}
-			if len(stale) > 0 {
-				pl.items = stale
-				goBounded(func() { putItems(pl) })
-			}
-		}
-	}
+	goBounded(func() { checkItems(unchanged) })
 	wg.Wait()
 	sort.Strings(res.conflicted)
 	return res

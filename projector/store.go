@@ -31,7 +31,11 @@ type StoredState struct {
 	// with HasApplied false for a state written before they were recorded.
 	Applied    []Contribution
 	HasApplied bool
-	Version    int64 // 0 when the aggregate has never been stored
+	// ItemVersions maps each item of the state (by ItemID) to the state
+	// version its content was last written from; nil for a state written
+	// before they were recorded.
+	ItemVersions map[string]int64
+	Version      int64 // 0 when the aggregate has never been stored
 }
 
 // StatePut writes an aggregate's new state if its stored version is still
@@ -185,18 +189,15 @@ func rowVersion(it map[string]types.AttributeValue) int64 {
 
 // stateItem renders a state for the aggregates table.
 func stateItem(p StatePut) (map[string]types.AttributeValue, error) {
+	env, err := encodeEnvelope(p.StoredState)
+	if err != nil {
+		return nil, err
+	}
 	it := map[string]types.AttributeValue{
 		"subject": avS(p.Subject),
 		"kind":    avS(string(p.Kind)),
-		"state":   &types.AttributeValueMemberB{Value: compressState(p.State)},
+		"state":   &types.AttributeValueMemberB{Value: env},
 		"version": avN(p.Version),
-	}
-	if p.HasApplied {
-		a, err := encodeApplied(p.Applied)
-		if err != nil {
-			return nil, err
-		}
-		it["applied"] = avS(a)
 	}
 	if _, err := checkSize("state of "+p.Subject, it); err != nil {
 		return nil, err
@@ -219,19 +220,13 @@ func decodeState(it map[string]types.AttributeValue) (StoredState, error) {
 	st = StoredState{Subject: subj.Value, Kind: AggregateKind(kind.Value), Version: v}
 	switch s := it["state"].(type) {
 	case *types.AttributeValueMemberB:
-		if st.State, err = decompressState(s.Value); err != nil {
-			return st, fmt.Errorf("projector: aggregate %s: decompress state: %w", subj.Value, err)
+		if err := decodeEnvelope(s.Value, &st); err != nil {
+			return st, err
 		}
 	case *types.AttributeValueMemberS: // written before states were compressed
 		st.State = []byte(s.Value)
 	default:
 		return st, fmt.Errorf("projector: malformed aggregate state item %v", keyString(it))
-	}
-	if a, ok := it["applied"].(*types.AttributeValueMemberS); ok {
-		if st.Applied, err = decodeApplied(a.Value); err != nil {
-			return st, fmt.Errorf("projector: aggregate %s: %w", subj.Value, err)
-		}
-		st.HasApplied = true
 	}
 	return st, nil
 }

@@ -49,7 +49,8 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	msgKey := map[string]types.AttributeValue{"message_id": s("m1")}
 	applied := []projector.Contribution{{Table: schema.TableMetrics, Key: rowKey, Counters: map[string]int64{"total": 1, "cost": 1500}, Scale: map[string]int{"cost": 6}}}
 	state := func(v, expected int64, body string) projector.StatePut {
-		return projector.StatePut{StoredState: projector.StoredState{Subject: "messages/m1", Kind: projector.KindMessage, State: []byte(body), Applied: applied, HasApplied: true, Version: v}, Expected: expected}
+		return projector.StatePut{StoredState: projector.StoredState{Subject: "messages/m1", Kind: projector.KindMessage, State: []byte(body), Applied: applied, HasApplied: true,
+			ItemVersions: map[string]int64{"messages|message_id=S:m1;": v}, Version: v}, Expected: expected}
 	}
 
 	t.Run("load of unknown subjects is empty", func(t *testing.T) {
@@ -78,6 +79,9 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		}
 		if a := st.Applied[0]; a.RowID() != applied[0].RowID() || a.Counters["total"] != 1 || a.Counters["cost"] != 1500 || a.Scale["cost"] != 6 {
 			t.Fatalf("applied = %+v, want %+v", a, applied[0])
+		}
+		if v := st.ItemVersions["messages|message_id=S:m1;"]; v != 1 || len(st.ItemVersions) != 1 {
+			t.Fatalf("item versions = %v", st.ItemVersions)
 		}
 		if err := h.Store.Commit(ctx, projector.Tx{States: []projector.StatePut{state(1, 0, body)}}); !errors.Is(err, projector.ErrConflict) {
 			t.Fatalf("second create = %v, want ErrConflict", err)
@@ -134,6 +138,10 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 			if err := h.Store.PutItems(ctx, "messages/m1", v, []projector.Item{item(status)}); err != nil {
 				t.Fatal(err)
 			}
+		}
+		other := projector.Item{Table: schema.TableMessages, Item: map[string]types.AttributeValue{"message_id": s("m2")}}
+		if vs, err := h.Store.ItemVersions(ctx, []projector.Item{item("any"), other}); err != nil || len(vs) != 2 || vs[0] != 3 || vs[1] != 0 {
+			t.Fatalf("ItemVersions = %v, %v; want [3 0]", vs, err)
 		}
 		// Another aggregate can never take the item.
 		if err := h.Store.PutItems(ctx, "messages/other", 9, []projector.Item{item("failed")}); !errors.Is(err, projector.ErrItemOwned) || !projector.IsPermanent(err) {
