@@ -16,6 +16,7 @@ import (
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/streamrun"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/schema"
@@ -66,7 +67,9 @@ func TestIntegrationStreamToArchive(t *testing.T) {
 	c, bucket := newBucket(t)
 	n, res := testenv.Tables(t, c)
 	stream := testenv.EventStream(t, res)
-	evs, _, err := simulate.Generate(simulate.Config{Seed: 31, Events: 800, Days: 2})
+	// GitHub-size webhook bodies: their items hold data compressed (B), and
+	// the archive must still hold the original JSON byte for byte.
+	evs, _, err := simulate.Generate(simulate.Config{Seed: 31, Events: 800, Days: 2, GitHubPayloads: simulate.PayloadsFull})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +79,9 @@ func TestIntegrationStreamToArchive(t *testing.T) {
 	}
 	if r, err := app.Append(ctx, evs); err != nil || r.Count(ingest.Rejected) > 0 {
 		t.Fatalf("append: %v %v", err, r.Errors)
+	}
+	if n := compressedItems(t, c, n.Table(schema.TableEvents)); n < 50 {
+		t.Fatalf("only %d items hold data compressed; the test needs real-size webhooks", n)
 	}
 	// A poison item (data that fails validation) and a deletion.
 	poison := map[string]types.AttributeValue{
@@ -200,4 +206,21 @@ func TestIntegrationCompactCrashSafety(t *testing.T) {
 	c, bucket := newBucket(t)
 	recs, date := dayOf(simRecords(t, 8, 400, 1), archiver.TableGitHubJobs)
 	testCompactCrashes(t, c.S3, bucket, recs, archiver.TableGitHubJobs, date, len(recs)/6+1)
+}
+
+// compressedItems counts the items of the event table whose data is stored
+// compressed.
+func compressedItems(t *testing.T, c *awsclient.Clients, table string) int {
+	t.Helper()
+	n := 0
+	p := dynamodb.NewScanPaginator(c.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(table),
+		FilterExpression: aws.String("attribute_exists(#e)"), ExpressionAttributeNames: map[string]string{"#e": schema.AttrDataEncoding}, Select: types.SelectCount})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += int(page.Count)
+	}
+	return n
 }

@@ -171,32 +171,39 @@ func TestAppenderRejectsTooLarge(t *testing.T) {
 }
 
 // recordingCapacity is a PutItemAPI that asks DynamoDB for the consumed
-// capacity of every put and adds it up.
+// capacity of every put and keeps it with the item's event type and size.
 type recordingCapacity struct {
 	ingest.PutItemAPI
-	mu    sync.Mutex
-	units float64
-	puts  int
+	mu   sync.Mutex
+	puts []consumedPut
+}
+
+// consumedPut is what one successful put consumed.
+type consumedPut struct {
+	eventType string
+	size      int // schema.ItemSize of the item
+	units     float64
 }
 
 func (r *recordingCapacity) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	out, err := r.PutItemAPI.PutItem(ctx, in, opts...)
 	if err == nil && out.ConsumedCapacity != nil && out.ConsumedCapacity.CapacityUnits != nil {
+		typ, _ := in.Item[schema.AttrEventType].(*types.AttributeValueMemberS)
 		r.mu.Lock()
-		r.units += *out.ConsumedCapacity.CapacityUnits
-		r.puts++
+		r.puts = append(r.puts, consumedPut{eventType: typ.Value, size: schema.ItemSize(in.Item), units: *out.ConsumedCapacity.CapacityUnits})
 		r.mu.Unlock()
 	}
 	return out, err
 }
 
-func (r *recordingCapacity) take() (units float64, puts int) {
+// take returns the puts recorded since the last call.
+func (r *recordingCapacity) take() []consumedPut {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	units, puts = r.units, r.puts
-	r.units, r.puts = 0, 0
-	return units, puts
+	puts := r.puts
+	r.puts = nil
+	return puts
 }
 
 // TestItemSizeAgainstDynamoDBLocal checks schema.ItemSize, on which both the
@@ -240,8 +247,9 @@ func TestItemSizeAgainstDynamoDBLocal(t *testing.T) {
 			if err != nil || res.Outcomes[0] != ingest.Accepted {
 				t.Fatalf("ttl %d, %d-byte item: %v %v", now.Unix(), size, res.Outcomes, err)
 			}
-			if units, _ := rec.take(); units != float64(schema.WriteUnits(size)) {
-				t.Errorf("ttl %d, %d-byte item: DynamoDB Local charged %v write units, ItemSize says %d", now.Unix(), size, units, schema.WriteUnits(size))
+			puts := rec.take()
+			if len(puts) != 1 || puts[0].size != size || puts[0].units != float64(schema.WriteUnits(size)) {
+				t.Errorf("ttl %d, %d-byte item: DynamoDB Local charged %+v, ItemSize says %d write units", now.Unix(), size, puts, schema.WriteUnits(size))
 			}
 		}
 		over := sized(schema.MaxItemBytes + 1)

@@ -557,7 +557,7 @@ func (p *storingPut) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...
 // TestWebhookHandlerLargeDeliveries sends deliveries above DynamoDB's 400 KB
 // item limit through the real Appender. Before compression every one of
 // them failed the PutItem (ValidationException) and was answered 503, so
-// GitHub's redeliveries failed for ever. A realistic 450 KB job (thousands of
+// GitHub's redeliveries failed for ever. A 590 KB job (3,200
 // steps) now compresses far below the limit and is stored; a delivery that
 // stays above the limit compressed is answered 413 with the sizes, and never
 // reaches DynamoDB.
@@ -586,7 +586,7 @@ func TestWebhookHandlerLargeDeliveries(t *testing.T) {
 		wantStatus     int
 		wantError      string // a regular expression: the compressed size depends on the zstd version
 	}{
-		{"450 KB of steps is stored compressed", "d-steps", manySteps, http.StatusAccepted, "^$"},
+		{"590 KB of steps is stored compressed", "d-steps", manySteps, http.StatusAccepted, "^$"},
 		{"600 KB of noise is 413", "d-noise", noise, http.StatusRequestEntityTooLarge,
 			`^event github/12345/job/31275968012/d-noise is too large to store: its item would be 4[0-9]{5} bytes \(data 622453 bytes, stored compressed\) and DynamoDB's item limit is 409600 bytes \(400 KB\)$`},
 	}

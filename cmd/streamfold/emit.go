@@ -30,7 +30,9 @@ appends every valid line to the event table. Each line is one of:
   event
 
 Lines are validated first; an invalid line is reported by number with the
-field at fault and the rest are still written. An event whose id was already
+field at fault and the rest are still written. So is an event too large to
+store: one whose item stays above DynamoDB's 400 KB item limit with its data
+compressed (the error gives both sizes). An event whose id was already
 appended is counted as a duplicate and not written again. Step Functions
 events of state machines without the agent tags are skipped.
 
