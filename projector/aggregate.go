@@ -1,6 +1,9 @@
 package projector
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/schema"
@@ -69,6 +72,27 @@ func Micros(dollars float64) int64 {
 		return -int64(-dollars*1e6 + 0.5)
 	}
 	return int64(dollars*1e6 + 0.5)
+}
+
+// Nanos converts dollars with at most 9 decimal places (schema's
+// MaxCostDecimals) to integer nano-dollars exactly, from the shortest
+// decimal form of the float, never by float multiplication.
+func Nanos(dollars float64) int64 {
+	s := strconv.FormatFloat(dollars, 'f', -1, 64)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, _ := strings.Cut(s, ".")
+	if len(frac) > 9 {
+		frac = frac[:9] // validation refuses more; never reached for valid events
+	}
+	frac += strings.Repeat("0", 9-len(frac))
+	w, _ := strconv.ParseInt(whole, 10, 64)
+	f, _ := strconv.ParseInt(frac, 10, 64)
+	n := w*1_000_000_000 + f
+	if neg {
+		return -n
+	}
+	return n
 }
 
 // AggregateKind names an aggregate type. It is stored next to the state so

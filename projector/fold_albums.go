@@ -251,7 +251,8 @@ func (a *AlbumExecutionState) Items() []Item {
 //
 // The row holds sums only: executionCount, successCount, failureCount,
 // durationSumMs and durationCount (terminal executions that report
-// durationMs), and totalCost in micro-dollars (Scale 6). The seed's averages
+// durationMs), and totalCost in nano-dollars (Scale 9: the payload allows at
+// most 9 decimal places, so the sum equals the items' estimatedCost exactly). The seed's averages
 // are derived on read: avgDurationMs = durationSumMs / durationCount,
 // avgCostPerExecution = totalCost / executionCount. Sums, unlike averages,
 // can be maintained by ADD deltas.
@@ -282,7 +283,7 @@ func (a *AlbumExecutionState) Contributions() []Contribution {
 			c["durationSumMs"], c["durationCount"] = *o.DurationMs, 1
 		}
 		if o.EstimatedCost != nil {
-			c["totalCost"] = Micros(*o.EstimatedCost)
+			c["totalCost"] = Nanos(*o.EstimatedCost)
 		}
 	}
 	return []Contribution{{
@@ -297,7 +298,7 @@ func (a *AlbumExecutionState) Contributions() []Contribution {
 			"createdAt":    avS(date + "T00:00:00.000Z"),
 		},
 		Counters: c,
-		Scale:    map[string]int{"totalCost": 6},
+		Scale:    map[string]int{"totalCost": 9},
 	}}
 }
 

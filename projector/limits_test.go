@@ -256,3 +256,17 @@ func TestUpgradeChangingContributions(t *testing.T) {
 		}
 	}
 }
+
+// TestNanosExact: costs become integer nano-dollars from their decimal
+// form, so a day's totalCost is exactly the sum of its items' costs (a
+// float multiplication would round 0.000000007 or 1e-9 * 3 differently).
+func TestNanosExact(t *testing.T) {
+	for in, want := range map[float64]int64{0: 0, 0.0041: 4_100_000, 0.000000007: 7, 1000: 1_000_000_000_000, 0.1 + 0.2: 300_000_000, 123.456789012: 123_456_789_012} {
+		if in == 0.1+0.2 {
+			continue // 0.30000000000000004 has 17 decimals: refused by validation
+		}
+		if got := projector.Nanos(in); got != want {
+			t.Errorf("Nanos(%v) = %d, want %d", in, got, want)
+		}
+	}
+}

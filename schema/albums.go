@@ -2,6 +2,7 @@ package schema
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -83,11 +84,18 @@ func (p *AlbumExecutionEvent) validate(c *checker, t string) {
 	case TypeAlbumExecutionFailed:
 		c.required("error", p.Error)
 	}
-	if p.DurationMs != nil && *p.DurationMs < 0 {
-		c.fail("durationMs", "must not be negative")
+	// Bounds that keep the daily sums exact and far from overflowing:
+	// durations within a year, costs within 1000 USD in nano-dollars.
+	if p.DurationMs != nil && (*p.DurationMs < 0 || *p.DurationMs > MaxDurationMs) {
+		c.fail("durationMs", "must be between 0 and 31622400000 (366 days)")
 	}
-	if p.EstimatedCost != nil && (*p.EstimatedCost < 0 || *p.EstimatedCost > 1000) {
-		c.fail("estimatedCost", "must be between 0 and 1000 (USD)")
+	if p.EstimatedCost != nil {
+		switch v := *p.EstimatedCost; {
+		case v < 0 || v > 1000:
+			c.fail("estimatedCost", "must be between 0 and 1000 (USD)")
+		case CostDecimals(v) > MaxCostDecimals:
+			c.fail("estimatedCost", "must have at most 9 decimal places (nano-dollars)")
+		}
 	}
 }
 
@@ -246,3 +254,19 @@ func (p *TaskEvent) validate(c *checker, t string) {
 // MaxAlbums bounds the albums of one execution (albumIndex 1..MaxAlbums): an
 // execution and all its album items must fit in one DynamoDB transaction.
 const MaxAlbums = 50
+
+// MaxDurationMs bounds an execution's durationMs (366 days).
+const MaxDurationMs = 366 * 24 * 3600 * 1000
+
+// MaxCostDecimals is how many decimal places an estimatedCost may have:
+// costs are summed exactly in units of 10^-MaxCostDecimals USD.
+const MaxCostDecimals = 9
+
+// CostDecimals is the number of decimal places of v's shortest decimal form.
+func CostDecimals(v float64) int {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if _, frac, ok := strings.Cut(s, "."); ok {
+		return len(frac)
+	}
+	return 0
+}

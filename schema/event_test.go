@@ -253,3 +253,22 @@ func TestItemRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestAlbumOutcomeBounds(t *testing.T) {
+	for _, tc := range []struct {
+		data, want string
+	}{
+		{`{"workflowType":"step-functions","executionId":"3f8a2c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b","durationMs":31622400001,"estimatedCost":0.1}`, "data.durationMs: must be between 0 and 31622400000 (366 days)"},
+		{`{"workflowType":"step-functions","executionId":"3f8a2c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b","durationMs":1,"estimatedCost":0.0000000001}`, "data.estimatedCost: must have at most 9 decimal places (nano-dollars)"},
+		{`{"workflowType":"step-functions","executionId":"3f8a2c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b","durationMs":1,"estimatedCost":0.000000001}`, ""},
+	} {
+		e := schema.Event{ID: "x", Source: "streamfold.albums/step-functions", Type: schema.TypeAlbumExecutionCompleted, Time: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC), Data: []byte(tc.data)}
+		_, err := schema.Validate(&e)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.data, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: err = %v, want %q", tc.data, err, tc.want)
+		}
+	}
+}
