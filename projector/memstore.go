@@ -179,7 +179,9 @@ func (m *MemStore) PutItems(_ context.Context, owner string, version int64, item
 			return fmt.Errorf("projector: %s item lacks its key attributes", it.Table)
 		}
 		item := copyItem(it.Item)
-		item[schema.AttrItemOwner] = avS(owner)
+		if sharedKeyTables[it.Table] {
+			item[schema.AttrItemOwner] = avS(owner)
+		}
 		item[schema.AttrItemVersion] = avN(version)
 		if _, err := checkSize(it.Table+" item of "+owner, item); err != nil {
 			return err

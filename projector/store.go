@@ -344,9 +344,17 @@ func (s *DynamoStore) Commit(ctx context.Context, tx Tx) error {
 	return fmt.Errorf("projector: commit %d actions: %w", tx.Actions(), err)
 }
 
+// sharedKeyTables are the projection tables where aggregates of different
+// kinds write items of one key space (seed 001's single table: executions,
+// albums and tasks are all pk=<id>); their items record their owner (_o).
+// Elsewhere an item's key is a function of its aggregate's subject, so the
+// owner would be 30 bytes per item (and per GSI copy) saying nothing.
+var sharedKeyTables = map[string]bool{schema.TableWorkflows: true}
+
 // itemPut builds the conditional put of one projection item (pure; tested):
-// written when absent, or owned by owner (or by nobody: items written
-// before ownership was recorded) at a version not newer than version.
+// written when absent, or (in a shared-key table) owned by owner or by
+// nobody (items written before ownership was recorded), at a version not
+// newer than version.
 func (s *DynamoStore) itemPut(owner string, version int64, it Item) (*dynamodb.PutItemInput, error) {
 	spec, ok := schema.TableSpec(it.Table)
 	if !ok {
@@ -359,19 +367,25 @@ func (s *DynamoStore) itemPut(owner string, version int64, it Item) (*dynamodb.P
 	for k, v := range it.Item {
 		item[k] = v
 	}
-	item[schema.AttrItemOwner] = avS(owner)
 	item[schema.AttrItemVersion] = avN(version)
+	names := map[string]string{"#k": spec.Hash.Name, "#v": schema.AttrItemVersion}
+	values := map[string]types.AttributeValue{":v": avN(version)}
+	cond := "attribute_not_exists(#k) OR attribute_not_exists(#v) OR #v <= :v"
+	if sharedKeyTables[it.Table] {
+		item[schema.AttrItemOwner] = avS(owner)
+		names["#o"] = schema.AttrItemOwner
+		values[":o"] = avS(owner)
+		cond = "attribute_not_exists(#k) OR ((attribute_not_exists(#o) OR #o = :o) AND (attribute_not_exists(#v) OR #v <= :v))"
+	}
 	if _, err := checkSize(it.Table+" item of "+owner, item); err != nil {
 		return nil, err
 	}
 	return &dynamodb.PutItemInput{
-		TableName:           aws.String(s.naming.Table(it.Table)),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(#k) OR ((attribute_not_exists(#o) OR #o = :o) AND (attribute_not_exists(#v) OR #v <= :v))"),
-		ExpressionAttributeNames: map[string]string{
-			"#k": spec.Hash.Name, "#o": schema.AttrItemOwner, "#v": schema.AttrItemVersion,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":o": avS(owner), ":v": avN(version)},
+		TableName:                 aws.String(s.naming.Table(it.Table)),
+		Item:                      item,
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
 		// On a failed condition, tell a newer version (fine) from another
 		// owner (a collision) without a second read.
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
