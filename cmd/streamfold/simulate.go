@@ -47,7 +47,8 @@ to each other (a batch of 100 records holds about 29 subjects).
 --github-payloads full sends workflow_job bodies the size and shape GitHub
 sends (repository, organization, sender and installation objects with all
 their URLs: 7-11 KB); the default, trimmed, keeps the fields streamfold reads
-and a few others (1-2.6 KB). Both project the same.
+and a few others (1-2.6 KB). Both project the same; measure what storing or
+archiving events costs with full.
 
 The summary's "shape" says what workload it was: "sameSubjectPairs" (and
 "sameSubjectShare"), the consecutive events that share a subject;
