@@ -62,8 +62,8 @@ type gen struct {
 	target   uint64
 	next     time.Time // when the next aggregate starts
 
-	// OrderTime: the day slices, the current one, and its start: events
-	// whose time is before cut are dropped (they happened before the slice).
+	// OrderTime: the day slices, the current one, and its start: deliveries
+	// that arrive before cut are dropped (the stream before the slice).
 	slices []daySlice
 	day    int
 	cut    time.Time
@@ -322,19 +322,15 @@ func (g *gen) flush() int {
 			}
 			lastArrival[j] = arrival
 		}
-		first := !arrival.Before(g.cut)
-		again := p.redeliver > 0 && !arrival.Add(p.redeliver).Before(g.cut)
-		if !first && !again {
-			continue
-		}
+		again := arrival.Add(p.redeliver)
 		switch {
-		case first:
+		case !arrival.Before(g.cut):
 			g.push(item{arrival: arrival, ev: &evs[i], payload: p.payload, agg: agg})
 			if p.redeliver > 0 {
-				g.push(item{arrival: arrival.Add(p.redeliver), ev: &evs[i], payload: p.payload, agg: agg, dup: true})
+				g.push(item{arrival: again, ev: &evs[i], payload: p.payload, agg: agg, dup: true})
 			}
-		default:
-			g.push(item{arrival: arrival.Add(p.redeliver), ev: &evs[i], payload: p.payload, agg: agg})
+		case p.redeliver > 0 && !again.Before(g.cut):
+			g.push(item{arrival: again, ev: &evs[i], payload: p.payload, agg: agg})
 		}
 	}
 	return planned
@@ -342,8 +338,10 @@ func (g *gen) flush() int {
 
 // marshal sets the event's data; the first error is kept in g.err.
 func (g *gen) marshal(ev *schema.Event, payload any) {
-	if payload == nil && g.err == nil {
-		g.err = fmt.Errorf("simulate: %s event %s has no payload", ev.Type, ev.ID)
+	if payload == nil {
+		if g.err == nil {
+			g.err = fmt.Errorf("simulate: %s event %s has no payload", ev.Type, ev.ID)
+		}
 		return
 	}
 	data, err := json.Marshal(payload)

@@ -145,7 +145,8 @@ func (g *gen) stateMachineExecution(at time.Time) {
 
 	lat := func() time.Duration { return g.between(200*time.Millisecond, 1500*time.Millisecond) }
 	// EventBridge is at-least-once and unordered: about 1% of events come
-	// twice (within 30 seconds in OrderTime, 5 minutes in OrderSubject), and for about 2% of executions RUNNING arrives after the end.
+	// twice (within 30 seconds in OrderTime, 5 minutes in OrderSubject),
+	// and for about 2% of executions RUNNING arrives after the end.
 	redeliver := func() time.Duration {
 		if g.chance(10) {
 			if g.cfg.Order == OrderTime {
