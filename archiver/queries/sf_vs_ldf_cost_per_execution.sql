@@ -18,8 +18,9 @@
 -- least non-empty one; the outcome (status, durationMs, estimatedCost) is
 -- the completed or failed event latest by (event_time, event_id); the day
 -- is that of the earliest started event, else of the outcome's time minus
--- its durationMs, else of the earliest event; costs are summed in whole
--- micro-dollars (each rounded half up), as the projector's counters are.
+-- its durationMs, else of the earliest event; costs are summed exactly in
+-- nano-dollars (estimatedCost has at most 9 decimal places), as the
+-- projector's counters are.
 -- Partitions read: event_date from from_date - 1 day to to_date + 1 day.
 WITH params AS (
   SELECT CAST(? AS DATE) AS from_date, CAST(? AS DATE) AS to_date
@@ -53,7 +54,7 @@ dated AS (
          x.workflow_type,
          o.event_type AS outcome,
          o.duration_ms,
-         CAST(floor(o.estimated_cost * 1e6 + 0.5) AS BIGINT) AS cost_micros
+         CAST(round(o.estimated_cost * 1e9) AS BIGINT) AS cost_nanos
   FROM executions x
   LEFT JOIN outcome o ON o.subject = x.subject AND o.rn = 1
   WHERE x.workflow_type IS NOT NULL
@@ -63,8 +64,8 @@ SELECT CAST(d.metric_date AS VARCHAR) AS metric_date,
        count(*) AS executions,
        sum(CASE WHEN d.outcome = 'album.execution.completed' THEN 1 ELSE 0 END) AS succeeded,
        sum(CASE WHEN d.outcome = 'album.execution.failed' THEN 1 ELSE 0 END) AS failed,
-       CAST(COALESCE(sum(d.cost_micros), 0) AS DOUBLE) / 1e6 AS total_cost_usd,
-       CAST(COALESCE(sum(d.cost_micros), 0) AS DOUBLE) / 1e6 / count(*) AS avg_cost_per_execution,
+       CAST(COALESCE(sum(d.cost_nanos), 0) AS DOUBLE) / 1e9 AS total_cost_usd,
+       CAST(COALESCE(sum(d.cost_nanos), 0) AS DOUBLE) / 1e9 / count(*) AS avg_cost_per_execution,
        CAST(sum(d.duration_ms) AS DOUBLE) / NULLIF(count(d.duration_ms), 0) AS avg_duration_ms
 FROM dated d
 CROSS JOIN params p
