@@ -51,9 +51,9 @@ func TestAlbumSeed001(t *testing.T) {
 		c      map[string]int64
 	}
 	for _, w := range []row{
-		{"2025-01-15", "metrics-step-functions", map[string]int64{"executionCount": 1, "successCount": 1, "failureCount": 0, "durationSumMs": 188500, "durationCount": 1, "totalCost": 6200}},
-		{"2025-01-15", "metrics-durable-functions", map[string]int64{"executionCount": 1, "successCount": 1, "failureCount": 0, "durationSumMs": 20000, "durationCount": 1, "totalCost": 2100}},
-		{"2025-01-14", "metrics-step-functions", map[string]int64{"executionCount": 1, "successCount": 0, "failureCount": 1, "durationSumMs": 10000, "durationCount": 1, "totalCost": 4100}},
+		{"2025-01-15", "metrics-step-functions", map[string]int64{"executionCount": 1, "successCount": 1, "failureCount": 0, "durationSumMs": 188500, "durationCount": 1, "totalCost": 6_200_000}},
+		{"2025-01-15", "metrics-durable-functions", map[string]int64{"executionCount": 1, "successCount": 1, "failureCount": 0, "durationSumMs": 20000, "durationCount": 1, "totalCost": 2_100_000}},
+		{"2025-01-14", "metrics-step-functions", map[string]int64{"executionCount": 1, "successCount": 0, "failureCount": 1, "durationSumMs": 10000, "durationCount": 1, "totalCost": 4_100_000}},
 	} {
 		var found bool
 		for _, c := range foldRows(foldAllContributions(aggs)) {
@@ -68,8 +68,8 @@ func TestAlbumSeed001(t *testing.T) {
 					t.Errorf("%s %s: %s = %d, want %d", w.pk, w.sk, k, c.Counters[k], v)
 				}
 			}
-			if c.Scale["totalCost"] != 6 {
-				t.Errorf("%s %s: totalCost scale %d, want 6", w.pk, w.sk, c.Scale["totalCost"])
+			if c.Scale["totalCost"] != 9 {
+				t.Errorf("%s %s: totalCost scale %d, want 9", w.pk, w.sk, c.Scale["totalCost"])
 			}
 			foldWant(t, c.Attrs, map[string]any{"entityType": "metrics", "period": "daily", "status": "daily",
 				"date": w.pk, "createdAt": w.pk + "T00:00:00.000Z"})
