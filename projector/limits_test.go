@@ -270,3 +270,34 @@ func TestNanosExact(t *testing.T) {
 		}
 	}
 }
+
+// TestConflictIsRetriedNeverDropped: a commit refused for a version
+// conflict (or DynamoDB's TransactionConflict) is read, folded and
+// committed again; a subject that still conflicts after the retries is
+// reported failed (its records come back). It is never silently dropped.
+func TestConflictIsRetriedNeverDropped(t *testing.T) {
+	for _, always := range []bool{false, true} {
+		store := projector.NewMemStore()
+		conflicts := 0
+		store.FailCommit = func(projector.Tx) error {
+			if always || conflicts == 0 {
+				conflicts++
+				return fmt.Errorf("%w: injected: TransactionConflict", projector.ErrConflict)
+			}
+			return nil
+		}
+		proj, _ := projector.New(store, projector.Config{ConflictRetries: 3, ConflictBackoff: time.Millisecond})
+		in, _, err := projector.InputOf(messageEvent(t, "44444444-4444-4444-8444-444444444444", 10), fmt.Sprintf("%021d", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := proj.Project(context.Background(), []projector.Input{in})
+		states, _ := store.Load(context.Background(), []string{in.Event.Subject}, true)
+		switch {
+		case !always && (out.Changed != 1 || len(out.Failed) != 0 || states[in.Event.Subject].Version != 1):
+			t.Fatalf("one conflict: outcome %+v, stored %+v; want it committed on the retry", out, states)
+		case always && (len(out.Failed) != 1 || conflicts != 3 || len(states) != 0):
+			t.Fatalf("endless conflicts: outcome %+v after %d attempts; want the subject failed after 3", out, conflicts)
+		}
+	}
+}
