@@ -54,7 +54,7 @@ dated AS (
          x.workflow_type,
          o.event_type AS outcome,
          o.duration_ms,
-         CAST(round(o.estimated_cost * 1e9) AS BIGINT) AS cost_nanos
+         CAST(floor(o.estimated_cost * 1e9 + 0.5) AS BIGINT) AS cost_nanos
   FROM executions x
   LEFT JOIN outcome o ON o.subject = x.subject AND o.rn = 1
   WHERE x.workflow_type IS NOT NULL
