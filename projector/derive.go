@@ -60,11 +60,6 @@ func DeriveRow(table string, row map[string]types.AttributeValue) map[string]typ
 	return nil
 }
 
-// derivable reports whether a counter row's table has derived attributes.
-func derivable(table string) bool {
-	return table == schema.TableWorkflows || table == schema.TableWorkflowRuns
-}
-
 // ApplyDerived sets the attributes DeriveRow returned on row, removing those
 // it returned as nil.
 func ApplyDerived(row, derived map[string]types.AttributeValue) {

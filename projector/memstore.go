@@ -110,21 +110,11 @@ func (m *MemStore) Commit(_ context.Context, tx Tx) error {
 	rows := make([]map[string]types.AttributeValue, len(tx.Rows))
 	ids := make([]string, len(tx.Rows))
 	for i, r := range tx.Rows {
-		spec, ok := schema.TableSpec(r.Table)
-		if !ok {
-			return fmt.Errorf("projector: row of unknown table %q", r.Table)
-		}
-		key, ok := spec.Key(r.Item)
-		if !ok {
-			return fmt.Errorf("projector: %s row lacks its key attributes", r.Table)
-		}
-		it := copyItem(r.Item)
-		it[schema.AttrRowVersion] = avN(r.Expected + 1)
-		n, err := checkSize(r.Table+" row", it)
+		it, _, key, err := rowItem(r)
 		if err != nil {
 			return err
 		}
-		bytes += n
+		bytes += ItemSize(it)
 		ids[i] = r.Table + "\x00" + keyString(key)
 		if seen[ids[i]] {
 			return fmt.Errorf("projector: two actions on one item %s", ids[i])
@@ -170,20 +160,8 @@ func (m *MemStore) Commit(_ context.Context, tx Tx) error {
 // PutItems implements Store.
 func (m *MemStore) PutItems(_ context.Context, owner string, version int64, items []Item) error {
 	for _, it := range items {
-		spec, ok := schema.TableSpec(it.Table)
-		if !ok {
-			return fmt.Errorf("projector: item of unknown table %q", it.Table)
-		}
-		key, ok := spec.Key(it.Item)
-		if !ok {
-			return fmt.Errorf("projector: %s item lacks its key attributes", it.Table)
-		}
-		item := copyItem(it.Item)
-		if sharedKeyTables[it.Table] {
-			item[schema.AttrItemOwner] = avS(owner)
-		}
-		item[schema.AttrItemVersion] = avN(version)
-		if _, err := checkSize(it.Table+" item of "+owner, item); err != nil {
+		item, _, key, err := versionedItem(owner, version, it)
+		if err != nil {
 			return err
 		}
 		if m.FailPut != nil {
@@ -200,7 +178,7 @@ func (m *MemStore) PutItems(_ context.Context, owner string, version int64, item
 			m.mu.Unlock()
 			o, _ := cur[schema.AttrItemOwner].(*types.AttributeValueMemberS)
 			return fmt.Errorf("%w: %s item %s belongs to %s, not %s", ErrItemOwned, it.Table, keyString(key), o.Value, owner)
-		case cur[schema.AttrItemVersion] != nil && rowVersionOf(cur, schema.AttrItemVersion) > version:
+		case cur[schema.AttrItemVersion] != nil && numAttr(cur, schema.AttrItemVersion) > version:
 			m.mu.Unlock()
 			continue // a newer version is stored
 		}
@@ -217,7 +195,7 @@ func (m *MemStore) ItemVersions(_ context.Context, items []Item) ([]int64, error
 	out := make([]int64, len(items))
 	for i, it := range items {
 		if cur, ok := m.items[it.Table+"\x00"+keyString(keyOf(it.Table, it.Item))]; ok {
-			out[i] = rowVersionOf(cur, schema.AttrItemVersion)
+			out[i] = numAttr(cur, schema.AttrItemVersion)
 		}
 	}
 	return out, nil
@@ -226,10 +204,6 @@ func (m *MemStore) ItemVersions(_ context.Context, items []Item) ([]int64, error
 func isString(v types.AttributeValue, s string) bool {
 	sv, ok := v.(*types.AttributeValueMemberS)
 	return ok && sv.Value == s
-}
-
-func rowVersionOf(it map[string]types.AttributeValue, attr string) int64 {
-	return rowVersion(map[string]types.AttributeValue{schema.AttrRowVersion: it[attr]})
 }
 
 // Commits reports how many commits succeeded.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -109,16 +110,20 @@ func NewDynamoStore(api DynamoAPI, naming schema.Naming) (*DynamoStore, error) {
 // TransactWriteItems) were sent.
 func (s *DynamoStore) WriteRequests() int64 { return s.requests.load() }
 
-// batchGet reads keys of one table, 100 per request, retrying unprocessed keys.
-func (s *DynamoStore) batchGet(ctx context.Context, table string, keys []map[string]types.AttributeValue, consistent bool, each func(map[string]types.AttributeValue) error) error {
+// batchGet reads keys of one table, 100 per request, retrying unprocessed
+// keys; read sets the consistency and, if wanted, a projection (its Keys
+// are filled in).
+func (s *DynamoStore) batchGet(ctx context.Context, table string, keys []map[string]types.AttributeValue, read types.KeysAndAttributes, each func(map[string]types.AttributeValue) error) error {
 	for start := 0; start < len(keys); start += 100 {
-		req := map[string]types.KeysAndAttributes{table: {Keys: keys[start:min(start+100, len(keys))], ConsistentRead: aws.Bool(consistent)}}
+		ka := read
+		ka.Keys = keys[start:min(start+100, len(keys))]
+		req := map[string]types.KeysAndAttributes{table: ka}
 		for attempt := 0; len(req) > 0; attempt++ {
 			if attempt > 20 {
 				return fmt.Errorf("projector: read %s: unprocessed keys after %d attempts", table, attempt)
 			}
 			if attempt > 0 {
-				if err := sleepCtx(ctx, expBackoff(attempt, 0)); err != nil {
+				if err := sleepCtx(ctx, jitter(10*time.Millisecond, attempt)); err != nil {
 					return err
 				}
 			}
@@ -144,7 +149,7 @@ func (s *DynamoStore) Load(ctx context.Context, subjects []string, consistent bo
 	for i, subj := range subjects {
 		keys[i] = map[string]types.AttributeValue{"subject": avS(subj)}
 	}
-	err := s.batchGet(ctx, s.naming.Table(schema.TableAggregates), keys, consistent, func(it map[string]types.AttributeValue) error {
+	err := s.batchGet(ctx, s.naming.Table(schema.TableAggregates), keys, types.KeysAndAttributes{ConsistentRead: aws.Bool(consistent)}, func(it map[string]types.AttributeValue) error {
 		st, err := decodeState(it)
 		if err == nil {
 			out[st.Subject] = st
@@ -163,7 +168,7 @@ func (s *DynamoStore) LoadRows(ctx context.Context, rows []RowRef, consistent bo
 	}
 	for _, table := range sortedKeys(byTable) {
 		spec, _ := schema.TableSpec(table)
-		err := s.batchGet(ctx, s.naming.Table(table), byTable[table], consistent, func(it map[string]types.AttributeValue) error {
+		err := s.batchGet(ctx, s.naming.Table(table), byTable[table], types.KeysAndAttributes{ConsistentRead: aws.Bool(consistent)}, func(it map[string]types.AttributeValue) error {
 			key, ok := spec.Key(it)
 			if !ok {
 				return fmt.Errorf("projector: %s row without its key", table)
@@ -179,8 +184,12 @@ func (s *DynamoStore) LoadRows(ctx context.Context, rows []RowRef, consistent bo
 	return out, nil
 }
 
-func rowVersion(it map[string]types.AttributeValue) int64 {
-	if n, ok := it[schema.AttrRowVersion].(*types.AttributeValueMemberN); ok {
+// rowVersion is a counter row's version (0: absent or never versioned).
+func rowVersion(it map[string]types.AttributeValue) int64 { return numAttr(it, schema.AttrRowVersion) }
+
+// numAttr reads an integer attribute (0 when absent or not a number).
+func numAttr(it map[string]types.AttributeValue, name string) int64 {
+	if n, ok := it[name].(*types.AttributeValueMemberN); ok {
 		v, _ := strconv.ParseInt(n.Value, 10, 64)
 		return v
 	}
@@ -272,27 +281,14 @@ func (s *DynamoStore) transactInput(tx Tx) ([]types.TransactWriteItem, error) {
 		}})
 	}
 	for _, r := range tx.Rows {
-		spec, ok := schema.TableSpec(r.Table)
-		if !ok {
-			return nil, fmt.Errorf("projector: row of unknown table %q", r.Table)
-		}
-		key, ok := spec.Key(r.Item)
-		if !ok {
-			return nil, fmt.Errorf("projector: %s row lacks its key attributes", r.Table)
+		it, spec, key, err := rowItem(r)
+		if err != nil {
+			return nil, err
 		}
 		if err := once(r.Table + "\x00" + keyString(key)); err != nil {
 			return nil, err
 		}
-		it := make(map[string]types.AttributeValue, len(r.Item)+1)
-		for k, v := range r.Item {
-			it[k] = v
-		}
-		it[schema.AttrRowVersion] = avN(r.Expected + 1)
-		n, err := checkSize(r.Table+" row", it)
-		if err != nil {
-			return nil, err
-		}
-		bytes += n
+		bytes += ItemSize(it)
 		cond, names, values := versionCondition(spec.Hash.Name, schema.AttrRowVersion, r.Expected)
 		items = append(items, types.TransactWriteItem{Put: &types.Put{
 			TableName: aws.String(s.naming.Table(r.Table)), Item: it,
@@ -344,6 +340,52 @@ func (s *DynamoStore) Commit(ctx context.Context, tx Tx) error {
 	return fmt.Errorf("projector: commit %d actions: %w", tx.Actions(), err)
 }
 
+// keyed checks that item belongs to a known table and carries its key.
+func keyed(what, table string, item map[string]types.AttributeValue) (schema.Table, map[string]types.AttributeValue, error) {
+	spec, ok := schema.TableSpec(table)
+	if !ok {
+		return spec, nil, fmt.Errorf("projector: %s of unknown table %q", what, table)
+	}
+	key, ok := spec.Key(item)
+	if !ok {
+		return spec, nil, fmt.Errorf("projector: %s %s lacks its key attributes", table, what)
+	}
+	return spec, key, nil
+}
+
+// rowItem renders a counter row as stored: the row at version
+// Expected+1, size-checked.
+func rowItem(r RowPut) (map[string]types.AttributeValue, schema.Table, map[string]types.AttributeValue, error) {
+	spec, key, err := keyed("row", r.Table, r.Item)
+	if err != nil {
+		return nil, spec, nil, err
+	}
+	it := copyItem(r.Item)
+	it[schema.AttrRowVersion] = avN(r.Expected + 1)
+	if _, err := checkSize(r.Table+" row", it); err != nil {
+		return nil, spec, nil, err
+	}
+	return it, spec, key, nil
+}
+
+// versionedItem renders a projection item as stored: with its version and,
+// in a shared-key table, its owner; size-checked.
+func versionedItem(owner string, version int64, it Item) (map[string]types.AttributeValue, schema.Table, map[string]types.AttributeValue, error) {
+	spec, key, err := keyed("item", it.Table, it.Item)
+	if err != nil {
+		return nil, spec, nil, err
+	}
+	item := copyItem(it.Item)
+	item[schema.AttrItemVersion] = avN(version)
+	if sharedKeyTables[it.Table] {
+		item[schema.AttrItemOwner] = avS(owner)
+	}
+	if _, err := checkSize(it.Table+" item of "+owner, item); err != nil {
+		return nil, spec, nil, err
+	}
+	return item, spec, key, nil
+}
+
 // sharedKeyTables are the projection tables where aggregates of different
 // kinds write items of one key space (seed 001's single table: executions,
 // albums and tasks are all pk=<id>); their items record their owner (_o).
@@ -356,29 +398,17 @@ var sharedKeyTables = map[string]bool{schema.TableWorkflows: true}
 // nobody (items written before ownership was recorded), at a version not
 // newer than version.
 func (s *DynamoStore) itemPut(owner string, version int64, it Item) (*dynamodb.PutItemInput, error) {
-	spec, ok := schema.TableSpec(it.Table)
-	if !ok {
-		return nil, fmt.Errorf("projector: item of unknown table %q", it.Table)
+	item, spec, _, err := versionedItem(owner, version, it)
+	if err != nil {
+		return nil, err
 	}
-	if _, ok := spec.Key(it.Item); !ok {
-		return nil, fmt.Errorf("projector: %s item lacks its key attributes", it.Table)
-	}
-	item := make(map[string]types.AttributeValue, len(it.Item)+2)
-	for k, v := range it.Item {
-		item[k] = v
-	}
-	item[schema.AttrItemVersion] = avN(version)
 	names := map[string]string{"#k": spec.Hash.Name, "#v": schema.AttrItemVersion}
 	values := map[string]types.AttributeValue{":v": avN(version)}
 	cond := "attribute_not_exists(#k) OR attribute_not_exists(#v) OR #v <= :v"
 	if sharedKeyTables[it.Table] {
-		item[schema.AttrItemOwner] = avS(owner)
 		names["#o"] = schema.AttrItemOwner
 		values[":o"] = avS(owner)
 		cond = "attribute_not_exists(#k) OR ((attribute_not_exists(#o) OR #o = :o) AND (attribute_not_exists(#v) OR #v <= :v))"
-	}
-	if _, err := checkSize(it.Table+" item of "+owner, item); err != nil {
-		return nil, err
 	}
 	return &dynamodb.PutItemInput{
 		TableName:                 aws.String(s.naming.Table(it.Table)),
@@ -447,34 +477,17 @@ func (s *DynamoStore) ItemVersions(ctx context.Context, items []Item) ([]int64, 
 			keys = append(keys, k)
 		}
 		spec, _ := schema.TableSpec(table)
-		for start := 0; start < len(keys); start += 100 {
-			req := map[string]types.KeysAndAttributes{s.naming.Table(table): {
-				Keys:                     keys[start:min(start+100, len(keys))],
-				ProjectionExpression:     aws.String(projectionOf(spec)),
-				ExpressionAttributeNames: projectionNames(spec),
-			}}
-			for attempt := 0; len(req) > 0; attempt++ {
-				if attempt > 20 {
-					return nil, fmt.Errorf("projector: read %s item versions: unprocessed keys after %d attempts", table, attempt)
+		read := types.KeysAndAttributes{ProjectionExpression: aws.String(projectionOf(spec)), ExpressionAttributeNames: projectionNames(spec)}
+		err := s.batchGet(ctx, s.naming.Table(table), keys, read, func(it map[string]types.AttributeValue) error {
+			if key, ok := spec.Key(it); ok {
+				if i, ok := pos[keyString(key)]; ok {
+					out[i] = numAttr(it, schema.AttrItemVersion)
 				}
-				if attempt > 0 {
-					if err := sleepCtx(ctx, expBackoff(attempt, 0)); err != nil {
-						return nil, err
-					}
-				}
-				res, err := s.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-				if err != nil {
-					return nil, fmt.Errorf("projector: read %s item versions: %w", table, err)
-				}
-				for _, it := range res.Responses[s.naming.Table(table)] {
-					if key, ok := spec.Key(it); ok {
-						if i, ok := pos[keyString(key)]; ok {
-							out[i] = rowVersionOf(it, schema.AttrItemVersion)
-						}
-					}
-				}
-				req = res.UnprocessedKeys
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
