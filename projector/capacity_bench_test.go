@@ -1,7 +1,6 @@
 package projector_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -168,25 +167,7 @@ func jobEvents(jobs map[string]int) int {
 func benchEvents(b *testing.B, env string, cfg simulate.Config) []schema.Event {
 	b.Helper()
 	if path := os.Getenv(env); path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer f.Close()
-		var out []schema.Event
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			var e schema.Event
-			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-				b.Fatalf("%s: %v", path, err)
-			}
-			out = append(out, e)
-		}
-		if err := sc.Err(); err != nil {
-			b.Fatal(err)
-		}
-		return out
+		return readNDJSON(b, path)
 	}
 	evs, _, err := simulate.Generate(cfg)
 	if err != nil {

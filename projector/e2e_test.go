@@ -142,7 +142,7 @@ func (p *pipeline) get(t *testing.T, table string, key map[string]types.Attribut
 	return out.Item
 }
 
-func readNDJSON(t *testing.T, path string) []schema.Event {
+func readNDJSON(t testing.TB, path string) []schema.Event {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -151,7 +151,7 @@ func readNDJSON(t *testing.T, path string) []schema.Event {
 	defer f.Close()
 	var out []schema.Event
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		var e schema.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
