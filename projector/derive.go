@@ -12,8 +12,10 @@ import (
 // its counters and cannot be maintained by ADD: seed 001's averages on daily
 // metrics rows (avgDurationMs = durationSumMs / durationCount,
 // avgCostPerExecution = totalCost / executionCount) and seed 003's run
-// status and conclusion (completed once every job of the run completed;
-// failure if any failed). It returns nil for rows with nothing to derive.
+// status and conclusion (completed once every job of the run completed,
+// failure if any failed; waiting while every job not completed waits for
+// a deployment's approval; in_progress otherwise). It returns nil for rows
+// with nothing to derive.
 //
 // The projector computes them in the same write that moves the counters
 // (the row is written whole, compare-and-set on its version), so they are
@@ -43,10 +45,14 @@ func DeriveRow(table string, row map[string]types.AttributeValue) map[string]typ
 			"avgCostPerExecution": div(num("totalCost"), num("executionCount"), 6),
 		}
 	case schema.TableWorkflowRuns:
-		total, completed, failed := num("total_jobs"), num("completed_jobs"), num("failed_jobs")
+		total, completed, failed, waiting := num("total_jobs"), num("completed_jobs"), num("failed_jobs"), num("waiting_jobs")
 		// conclusion is removed (nil) while the run is not complete: a run
 		// that looked complete and then gained a job must not keep it.
 		out := map[string]types.AttributeValue{"status": &types.AttributeValueMemberS{Value: "in_progress"}, "conclusion": nil}
+		if open := new(big.Rat).Sub(total, completed); waiting.Sign() > 0 && open.Cmp(waiting) == 0 {
+			// Every job not completed waits for a deployment's approval.
+			out["status"] = &types.AttributeValueMemberS{Value: "waiting"}
+		}
 		if total.Sign() > 0 && total.Cmp(completed) == 0 {
 			out["status"] = &types.AttributeValueMemberS{Value: "completed"}
 			conclusion := "success"

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +21,6 @@ import (
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
-	"github.com/streamfold/streamfold/schema/provision"
 )
 
 func quietLog() *slog.Logger {
@@ -41,22 +41,8 @@ func newPipeline(t *testing.T) *pipeline { return newPipelineTB(t) }
 
 func newPipelineTB(t testing.TB) *pipeline {
 	t.Helper()
-	return newPipelineOn(t, testenv.Tables)
-}
-
-// newSeedPipeline is newPipeline for the seeds' examples, whose fixed dates
-// lie long before their projections' TTLs: its tables have TTL off, so
-// that DynamoDB Local does not delete projections while the test reads
-// them.
-func newSeedPipeline(t *testing.T) *pipeline {
-	t.Helper()
-	return newPipelineOn(t, testenv.TablesWithoutTTL)
-}
-
-func newPipelineOn(t testing.TB, tables func(testing.TB, *awsclient.Clients) (schema.Naming, []provision.Result)) *pipeline {
-	t.Helper()
 	c := testenv.Clients(t)
-	n, res := tables(t, c)
+	n, res := testenv.Tables(t, c)
 	p := &pipeline{c: c, n: n, stream: testenv.EventStream(t, res)}
 	var err error
 	if p.store, err = projector.NewDynamoStore(c.DynamoDB, n); err != nil {
@@ -177,7 +163,7 @@ func sAttr(item map[string]types.AttributeValue, k string) string {
 // Local, consumes the real stream with streamfold's runner and checks the
 // projections: against the reference fold in full, and the seeds' figures.
 func TestSeedExamplesThroughTheStream(t *testing.T) {
-	p := newSeedPipeline(t)
+	p := newPipeline(t)
 	files, _ := filepath.Glob("testdata/fold/seed00*.ndjson")
 	if len(files) != 4 {
 		t.Fatalf("want 4 seed fixtures, found %v", files)
@@ -195,7 +181,30 @@ func TestSeedExamplesThroughTheStream(t *testing.T) {
 		t.Fatalf("valid events were dead-lettered (stats %+v): %+v", st, letters)
 	}
 	want, counters := reference(t, p.stored(t))
-	compareViews(t, want, actual(t, p.c, p.n, counters))
+	got := actual(t, p.c, p.n, counters)
+	compareViews(t, want, got)
+	// The tables have TTL on, and the examples are dated 2025: each item
+	// with a TTL expires 90 days after its events were recorded (now), not
+	// after their own time, so none is born expired.
+	soon := time.Now().AddDate(0, 0, 89).Unix()
+	withTTL := 0
+	for id, it := range got {
+		table, _, _ := strings.Cut(id, "|")
+		if spec, _ := schema.TableSpec(table); spec.TTLAttribute == "" {
+			continue
+		}
+		ttl, ok := nv(it, schema.AttrTTL)
+		switch {
+		case !ok:
+			t.Errorf("%s has no ttl", id)
+		case ttl.Num().Int64() < soon:
+			t.Errorf("%s expires %s, before the retention period of its recording", id, time.Unix(ttl.Num().Int64(), 0).UTC())
+		}
+		withTTL++
+	}
+	if withTTL == 0 {
+		t.Error("no item of a table with a TTL: the check checks nothing")
+	}
 
 	ex := p.get(t, schema.TableExecutions, map[string]types.AttributeValue{"executionArn": &types.AttributeValueMemberS{Value: "arn:aws:states:us-west-2:123:execution:my-agent-prod:abc123"}})
 	if sAttr(ex, "status") != "SUCCEEDED" || sAttr(ex, "durationSeconds") != "10" || sAttr(ex, "agentName") != "my-agent" {
@@ -240,7 +249,7 @@ func TestSeedExamplesThroughTheStream(t *testing.T) {
 // between valid events: they land in the dead-letter table with the raw
 // record, the error and the position, and the shard keeps moving.
 func TestPoisonRecordsAreDeadLettered(t *testing.T) {
-	p := newSeedPipeline(t)
+	p := newPipeline(t)
 	evs := readNDJSON(t, "testdata/fold/seed004_messages.ndjson")
 	p.append(t, evs[:2])
 	table := p.n.Table(schema.TableEvents)

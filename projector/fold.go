@@ -227,10 +227,30 @@ const isoMillis = "2006-01-02T15:04:05.000Z"
 // FormatTime formats a time as projections store it ("2006-01-02T15:04:05.000Z").
 func FormatTime(t time.Time) string { return t.UTC().Format(isoMillis) }
 
-// ttlOf is the expiry (epoch seconds) of an item of a table created at t.
+// ttlOf is the expiry (epoch seconds) of an item of a table whose
+// aggregate's events were last recorded at t (retention policy: see
+// docs/projector.md, "Retention"): the table's TTLDays after t.
 func ttlOf(table string, t time.Time) int64 {
 	spec, _ := schema.TableSpec(table)
 	return t.AddDate(0, 0, spec.TTLDays).Unix()
+}
+
+// rowTTL is the expiry a contributor gives a counter row with a TTL: its
+// own item's expiry rounded up to the next UTC midnight. The row keeps the
+// greatest among its contributors (a join by stamp, see ttlAttr), so it
+// expires with the last of them, at most a day later; the rounding keeps
+// the row's ttl from moving, and the row from being rewritten, with every
+// event of a job recorded on the same day.
+func rowTTL(itemTTL int64) int64 {
+	const day = 86400
+	return (itemTTL + day - 1) / day * day
+}
+
+// ttlAttr sets a row's ttl attribute in a contribution, stamped with the
+// expiry itself so that the row keeps the greatest.
+func ttlAttr(attrs map[string]types.AttributeValue, stamps map[string]Stamp, ttl int64) {
+	attrs[schema.AttrTTL] = avN(ttl)
+	stamps[schema.AttrTTL] = Stamp{Time: time.Unix(ttl, 0).UTC()}
 }
 
 // dayOf is the UTC date of t, "2006-01-02".

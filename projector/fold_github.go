@@ -160,7 +160,13 @@ func (j *JobState) applyWebhook(e schema.Event, d *schema.WorkflowJobWebhook, s 
 	}
 	keepEarliest(&j.ReceivedAt, recordedTime(e))
 
-	rs, _ := jobStatuses.Offer(&j.Status, d.Action, s)
+	status := d.Action
+	if status == "queued" && wj.Status == "waiting" {
+		// A queued delivery of a job that already waits for a deployment
+		// protection rule's approval.
+		status = "waiting"
+	}
+	rs, _ := jobStatuses.Offer(&j.Status, status, s)
 	switch d.Action {
 	case "in_progress", "completed":
 		if wj.StartedAt != nil {
@@ -320,25 +326,40 @@ func (j *JobState) Items() []Item {
 		}
 	}
 	it.at("last_updated_at", j.UpdatedAt)
-	created := j.CreatedAt
-	if created.IsZero() {
-		created = j.FirstAt
-	}
-	if !created.IsZero() {
-		it.num("ttl", ttlOf(schema.TableWorkflowJobs, created))
+	if ttl, ok := j.ttl(); ok {
+		it.num(schema.AttrTTL, ttl)
 	}
 	return []Item{{Table: schema.TableWorkflowJobs, Item: it}}
 }
 
+// ttl is the job item's expiry: the retention after the latest recordedat
+// of its events (UpdatedAt), so that whatever was appended stays visible
+// for the retention period however old its event time. A state folded
+// before UpdatedAt was kept counts from created_at, then the first event.
+func (j *JobState) ttl() (int64, bool) {
+	anchor := j.UpdatedAt
+	for _, t := range []time.Time{j.CreatedAt, j.FirstAt} {
+		if anchor.IsZero() {
+			anchor = t
+		}
+	}
+	if anchor.IsZero() {
+		return 0, false
+	}
+	return ttlOf(schema.TableWorkflowJobs, anchor), true
+}
+
 // Contributions returns the job's share of its run's summary row in
 // workflow-runs (pk "<installation>#<run_id>#<run_attempt>", sk "v"), once
-// the run is known. Attrs are the run's own attributes, identical for every
-// job of the run; Counters are total_jobs, completed_jobs, success_jobs and
-// failed_jobs (conclusion failure, timed_out or startup_failure).
+// the run is known. Attrs are the run's own attributes, each joined by
+// stamp across the run's jobs, and its ttl (rowTTL: the row expires with
+// the last of its jobs); Counters are total_jobs, completed_jobs,
+// success_jobs, failed_jobs (conclusion failure, timed_out or
+// startup_failure) and waiting_jobs (waiting for a deployment's approval).
 //
-// The run's status and conclusion are not stored: a reader derives them from
-// the counters (completed_jobs == total_jobs: completed, else in_progress;
-// failed_jobs > 0: failure, success_jobs == total_jobs: success). A job
+// The run's status and conclusion are computed from the counters in the
+// write that moves them (DeriveRow): completed once every job completed,
+// waiting while every job not completed waits, else in_progress. A job
 // counts once one of its events names the run: every webhook does, runner
 // events when they carry run_id and run_attempt.
 func (j *JobState) Contributions() []Contribution {
@@ -363,7 +384,13 @@ func (j *JobState) Contributions() []Contribution {
 			stamps[name] = r.Stamp
 		}
 	}
-	c := map[string]int64{"total_jobs": 1, "completed_jobs": 0, "failed_jobs": 0, "success_jobs": 0}
+	if ttl, ok := j.ttl(); ok {
+		ttlAttr(attrs, stamps, rowTTL(ttl))
+	}
+	c := map[string]int64{"total_jobs": 1, "completed_jobs": 0, "failed_jobs": 0, "success_jobs": 0, "waiting_jobs": 0}
+	if j.Status.Known() && j.Status.V == "waiting" {
+		c["waiting_jobs"] = 1
+	}
 	if j.Status.Known() && j.Status.V == "completed" {
 		c["completed_jobs"] = 1
 		if j.Conclusion.Known() {
@@ -409,6 +436,8 @@ type DeploymentState struct {
 	ApprovedAt time.Time `json:"approvedAt,omitzero"`
 	RejectedAt time.Time `json:"rejectedAt,omitzero"`
 	FirstAt    time.Time `json:"firstAt,omitzero"`
+	// RecordedAt is the latest recordedat: ttl counts from it.
+	RecordedAt time.Time `json:"recordedAt,omitzero"`
 	// JobIDs is the union of the events' job_ids, sorted.
 	JobIDs []int64 `json:"jobIds,omitempty"`
 }
@@ -435,6 +464,7 @@ func (d *DeploymentState) Apply(e schema.Event, p schema.Payload) {
 		keepEarliest(&d.RejectedAt, e.Time)
 	}
 	keepEarliest(&d.FirstAt, e.Time)
+	keepLatest(&d.RecordedAt, recordedTime(e))
 	for _, id := range v.JobIDs {
 		if i, found := slices.BinarySearch(d.JobIDs, id); !found {
 			d.JobIDs = slices.Insert(d.JobIDs, i, id)
@@ -444,7 +474,8 @@ func (d *DeploymentState) Apply(e schema.Event, p schema.Payload) {
 
 // Items returns the deployments item (pk "<installation>#<deployment>", sk
 // "v"). created_at is the pending event's time, or the first event's until
-// that is known; ttl counts from it.
+// that is known; ttl counts from the latest recordedat (from created_at in
+// a state folded before that was kept).
 func (d *DeploymentState) Items() []Item {
 	if d.DeploymentID == 0 {
 		return nil
@@ -475,8 +506,12 @@ func (d *DeploymentState) Items() []Item {
 		}
 		it["job_ids"] = &types.AttributeValueMemberL{Value: l}
 	}
-	if !created.IsZero() {
-		it.num("ttl", ttlOf(schema.TableDeployments, created))
+	anchor := d.RecordedAt
+	if anchor.IsZero() {
+		anchor = created
+	}
+	if !anchor.IsZero() {
+		it.num(schema.AttrTTL, ttlOf(schema.TableDeployments, anchor))
 	}
 	return []Item{{Table: schema.TableDeployments, Item: it}}
 }

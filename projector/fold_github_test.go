@@ -61,7 +61,7 @@ func TestJobLifecycle(t *testing.T) {
 				"status": "queued", "created_at": "2025-01-15T10:00:01.000Z", "received_at": "2025-01-15T10:00:01.800Z",
 				"last_updated_at": "2025-01-15T10:00:40.000Z", "org_name": "runs-on", "repo_full_name": "runs-on/test",
 				"repo_is_private": true, "workflow_name": "CI", "job_name": "build", "default_branch": "main",
-				"ttl": 1744711201, "was_interrupted": false, "started_at": nil, "conclusion": nil, "scheduled_at": nil,
+				"ttl": 1744711240, "was_interrupted": false, "started_at": nil, "conclusion": nil, "scheduled_at": nil,
 				"workflow_id": nil, "instance_id": nil, "usage_in_seconds": nil,
 			}},
 		{"scheduled by RunsOn",
@@ -76,7 +76,7 @@ func TestJobLifecycle(t *testing.T) {
 				"status": "scheduled", "was_interrupted": true, "instance_id": "i-0bbbbbbbbbbbbbbbb",
 				"instance_lifecycle": "on-demand", "fleet_id": "fleet-2", "scheduled_at": "2025-01-15T10:00:05.000Z",
 				"usage_in_seconds": &types.AttributeValueMemberN{Value: "20"}, "usage_in_dollars": &types.AttributeValueMemberN{Value: "0.00056"},
-				"created_at": nil, "received_at": nil, "ttl": 1744711205, // no webhook yet: ttl from the first event
+				"created_at": nil, "received_at": nil, "ttl": 1744711258, // 90 days after the latest recordedat
 			}},
 		{"in_progress before queued ends in_progress",
 			[]string{"d-in-progress", "d-queued-1"},
@@ -202,7 +202,7 @@ func TestDeployment(t *testing.T) {
 			"status": "rejected", "rejected_at": "2026-01-05T10:05:00.000Z", "created_at": "2026-01-05T10:00:00.000Z",
 			"job_ids": &types.AttributeValueMemberL{Value: []types.AttributeValue{
 				&types.AttributeValueMemberN{Value: "10"}, &types.AttributeValueMemberN{Value: "20"}, &types.AttributeValueMemberN{Value: "30"}}},
-			"ttl": 1775383200,
+			"ttl": 1775383500, // 90 days after the latest recordedat (the rejection's)
 		})
 		foldRoundTrip(t, projector.KindDeployment, a)
 	}

@@ -130,8 +130,13 @@ func (m *MessageState) Items() []Item {
 	}
 	it.lwwStr("notification_id", m.NotificationID)
 	it.lwwStr("correlation_id", m.CorrelationID)
-	if !created.IsZero() {
-		it.num("ttl", ttlOf(schema.TableMessages, created))
+	// ttl counts from the latest recordedat (retention, docs/projector.md).
+	anchor := m.UpdatedAt
+	if anchor.IsZero() {
+		anchor = created
+	}
+	if !anchor.IsZero() {
+		it.num(schema.AttrTTL, ttlOf(schema.TableMessages, anchor))
 	}
 	return []Item{{Table: schema.TableMessages, Item: it}}
 }

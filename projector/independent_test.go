@@ -13,11 +13,11 @@ import (
 
 // checkCountersFromItems recomputes the counter rows from the projection
 // items alone — daily sf/ldf metrics from the execution items, run
-// summaries from the job items, per-stage message counts from the message
-// items — and compares them with the counter rows of v. It shares no code
-// with the folds' Contributions, so it catches a contribution that is
-// wrong in the same way in the projector and in the reference fold (say,
-// a doubled durationSumMs).
+// summaries (and their ttl) from the job items, per-stage message counts
+// from the message items — and compares them with the counter rows of v.
+// It shares no code with the folds' Contributions, so it catches a
+// contribution that is wrong in the same way in the projector and in the
+// reference fold (say, a doubled durationSumMs).
 func checkCountersFromItems(t *testing.T, v view) {
 	t.Helper()
 	want := map[string]map[string]*big.Rat{}
@@ -64,6 +64,24 @@ func checkCountersFromItems(t *testing.T, v view) {
 			}
 			row := schema.TableWorkflowRuns + "|" + schema.RunKey(inst.Num().Int64(), run.Num().Int64(), attempt.Num().Int64())
 			add(row, "total_jobs", one)
+			// The run row expires with the last of its jobs, rounded up to
+			// the next midnight UTC.
+			if ttl, ok := nv(it, "ttl"); ok {
+				day := ttl.Num().Int64()/86400*86400 + 86400
+				if ttl.Num().Int64()%86400 == 0 {
+					day -= 86400
+				}
+				d := big.NewRat(day, 1)
+				if want[row] == nil || want[row]["ttl"] == nil || want[row]["ttl"].Cmp(d) < 0 {
+					if want[row] == nil {
+						want[row] = map[string]*big.Rat{}
+					}
+					want[row]["ttl"] = d
+				}
+			}
+			if sv(it, "status") == "waiting" {
+				add(row, "waiting_jobs", one)
+			}
 			if sv(it, "status") == "completed" {
 				add(row, "completed_jobs", one)
 				switch c := sv(it, "conclusion"); {
@@ -143,7 +161,7 @@ func checkCountersFromItems(t *testing.T, v view) {
 func countedAttr(k string) bool {
 	switch k {
 	case "executionCount", "successCount", "failureCount", "durationSumMs", "durationCount", "totalCost",
-		"total_jobs", "completed_jobs", "success_jobs", "failed_jobs", "total":
+		"total_jobs", "completed_jobs", "success_jobs", "failed_jobs", "waiting_jobs", "total", "ttl":
 		return true
 	}
 	for _, s := range schema.MessageStatuses() {

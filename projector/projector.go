@@ -36,6 +36,18 @@ type Config struct {
 	// so that projectors contending for one hot counter row spread out.
 	// Default 10 ms.
 	ConflictBackoff time.Duration
+	// RetentionDays, when positive, replaces the tables' TTLDays in the
+	// expiry of every item and counter row with a TTL: they expire
+	// RetentionDays after the latest recordedat of their aggregate's events
+	// (see "Retention" in docs/projector.md). Zero keeps each table's.
+	RetentionDays int
+	// ExpiredBefore, when set, leaves out what would be born expired: items
+	// whose expiry is at or before it, and contributions to counter rows
+	// with a TTL whose expiry is (so a run summary counts exactly the jobs
+	// it is projected with). Outcome.Expired counts the items left out.
+	// Rebuilds of old history set it to the time they start; the stream
+	// projector leaves it zero.
+	ExpiredBefore time.Time
 }
 
 // SetDefaults fills zero fields.
@@ -62,8 +74,14 @@ func (c Config) Validate() error {
 	if c.ConflictBackoff < 0 {
 		return fmt.Errorf("projector: Config.ConflictBackoff: must not be negative, got %s", c.ConflictBackoff)
 	}
+	if c.RetentionDays < 0 || c.RetentionDays > MaxRetentionDays {
+		return fmt.Errorf("projector: Config.RetentionDays: must be between 0 (the tables' own) and %d, got %d", MaxRetentionDays, c.RetentionDays)
+	}
 	return nil
 }
+
+// MaxRetentionDays bounds Config.RetentionDays (ten years).
+const MaxRetentionDays = 3660
 
 // Projector folds batches of events into their aggregates and commits the
 // resulting states, projection items and counter deltas through a Store.
@@ -99,6 +117,9 @@ type Outcome struct {
 	// Commits counts successful commits (single writes and transactions);
 	// Conflicts counts commits refused for a version conflict.
 	Commits, Conflicts int
+	// Expired counts the items left out as born expired
+	// (Config.ExpiredBefore).
+	Expired int
 }
 
 // plan is one aggregate's planned writes.
@@ -120,6 +141,8 @@ type plan struct {
 	// attributes learned), what to add to each.
 	deltas []Contribution
 	bytes  int
+	// expired counts the items left out as born expired.
+	expired int
 }
 
 // Project applies inputs. Inputs of one subject are folded in the given
@@ -137,6 +160,8 @@ func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
 		}
 		bySubject[in.Event.Subject] = append(bySubject[in.Event.Subject], in)
 	}
+	ret := newRetention(p.cfg)
+	expired := map[string]int{}
 	pending := subjects
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt > 0 {
@@ -166,7 +191,8 @@ func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
 		}
 		var plans []plan
 		for _, s := range pending {
-			pl, err := fold(s, stored[s], bySubject[s])
+			pl, err := fold(s, stored[s], bySubject[s], ret)
+			expired[s] = pl.expired
 			switch {
 			case err != nil:
 				out.Poison[s] = err
@@ -196,6 +222,9 @@ func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
 			pending = append(pending, s)
 		}
 	}
+	for _, n := range expired {
+		out.Expired += n
+	}
 	return out
 }
 
@@ -218,7 +247,7 @@ func jitter(base time.Duration, attempt int) time.Duration {
 // back, the first of them already applied. So when the first input changes
 // nothing (a redelivery), the items not written now are checked: their
 // stored versions are read and the stale ones rewritten.
-func fold(subject string, stored StoredState, inputs []Input) (plan, error) {
+func fold(subject string, stored StoredState, inputs []Input, ret retention) (plan, error) {
 	kind := inputs[0].Kind
 	agg := NewAggregate(kind)
 	if agg == nil {
@@ -244,9 +273,10 @@ func fold(subject string, stored StoredState, inputs []Input) (plan, error) {
 		b, err := json.Marshal(probe)
 		return err == nil && bytes.Equal(b, stored.State)
 	})
-	oldContrib := contributionsOf(agg)
+	oldContrib := ret.contributions(contributionsOf(agg))
+	oldItemList, _ := ret.items(agg.Items())
 	oldItems := map[string]map[string]types.AttributeValue{}
-	for _, it := range agg.Items() {
+	for _, it := range oldItemList {
 		oldItems[ItemID(it.Table, it.Item)] = it.Item
 	}
 	applied := stored.Applied
@@ -262,16 +292,16 @@ func fold(subject string, stored StoredState, inputs []Input) (plan, error) {
 	if err != nil {
 		return plan{}, fmt.Errorf("projector: %s: encode state: %w", subject, err)
 	}
-	contrib := contributionsOf(agg)
+	contrib := ret.contributions(contributionsOf(agg))
 	deltas := rowDeltas(applied, oldContrib, contrib)
-	items := agg.Items()
+	items, expired := ret.items(agg.Items())
 	for _, it := range items {
 		if _, err := checkSize(it.Table+" item of "+subject, it.Item); err != nil {
 			return plan{}, err
 		}
 	}
 	if stored.Version > 0 && bytes.Equal(state, stored.State) && len(deltas) == 0 {
-		pl := plan{subject: subject, version: stored.Version}
+		pl := plan{subject: subject, version: stored.Version, expired: expired}
 		for _, it := range items {
 			pl.check = append(pl.check, it)
 			pl.checkAt = append(pl.checkAt, itemVersion(stored, ItemID(it.Table, it.Item)))
@@ -279,7 +309,7 @@ func fold(subject string, stored StoredState, inputs []Input) (plan, error) {
 		return pl, nil
 	}
 	next := stored.Version + 1
-	pl := plan{subject: subject, version: next, deltas: deltas}
+	pl := plan{subject: subject, version: next, deltas: deltas, expired: expired}
 	versions := make(map[string]int64, len(items))
 	for _, it := range items {
 		id := ItemID(it.Table, it.Item)

@@ -77,20 +77,12 @@ func S3Clients(t testing.TB) *awsclient.Clients {
 // effort): DynamoDB Local slows down as tables and items pile up.
 func Tables(t testing.TB, c *awsclient.Clients) (schema.Naming, []provision.Result) {
 	t.Helper()
-	return tables(t, c, provision.Ensure)
+	return tables(t, c)
 }
 
-// TablesWithoutTTL is Tables with TTL left off, for fixtures with fixed dates
-// in the past (the seeds' examples): DynamoDB Local enforces TTL, and would
-// delete their projections while the test runs.
-func TablesWithoutTTL(t testing.TB, c *awsclient.Clients) (schema.Naming, []provision.Result) {
+func tables(t testing.TB, c *awsclient.Clients) (schema.Naming, []provision.Result) {
 	t.Helper()
-	return tables(t, c, provision.EnsureWithoutTTL)
-}
-
-func tables(t testing.TB, c *awsclient.Clients, ensure func(context.Context, provision.API, schema.Naming) ([]provision.Result, error)) (schema.Naming, []provision.Result) {
-	t.Helper()
-	n, res := sharedTables(t, c, ensure)
+	n, res := sharedTables(t, c)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -106,17 +98,17 @@ func tables(t testing.TB, c *awsclient.Clients, ensure func(context.Context, pro
 // behind (DynamoDB Local runs in memory).
 func SharedTables(t testing.TB, c *awsclient.Clients) (schema.Naming, []provision.Result) {
 	t.Helper()
-	return sharedTables(t, c, provision.Ensure)
+	return sharedTables(t, c)
 }
 
-func sharedTables(t testing.TB, c *awsclient.Clients, ensure func(context.Context, provision.API, schema.Naming) ([]provision.Result, error)) (schema.Naming, []provision.Result) {
+func sharedTables(t testing.TB, c *awsclient.Clients) (schema.Naming, []provision.Result) {
 	t.Helper()
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	n := schema.Naming{Prefix: "t" + hex.EncodeToString(b[:]), Stage: "dev"}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := ensure(ctx, c.DynamoDB, n)
+	res, err := provision.Ensure(ctx, c.DynamoDB, n)
 	if err != nil {
 		t.Fatalf("testenv: create tables: %v", err)
 	}

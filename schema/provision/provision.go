@@ -36,25 +36,11 @@ type Result struct {
 // Ensure creates every table of schema.Tables() that does not exist yet,
 // waits until each is ACTIVE and turns TTL on where the spec has it.
 func Ensure(ctx context.Context, api API, n schema.Naming) ([]Result, error) {
-	return ensure(ctx, api, n, true)
-}
-
-// EnsureWithoutTTL is Ensure leaving TTL off: for tests whose fixtures
-// carry fixed dates (the seeds' own examples), whose items would otherwise
-// be expired, and deleted by DynamoDB Local at a moment of its choosing.
-func EnsureWithoutTTL(ctx context.Context, api API, n schema.Naming) ([]Result, error) {
-	return ensure(ctx, api, n, false)
-}
-
-func ensure(ctx context.Context, api API, n schema.Naming, ttl bool) ([]Result, error) {
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}
 	var out []Result
 	for _, t := range schema.Tables() {
-		if !ttl {
-			t.TTLAttribute = ""
-		}
 		r, err := ensureTable(ctx, api, t, n.Table(t.Logical))
 		if err != nil {
 			return out, err

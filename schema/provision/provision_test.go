@@ -81,32 +81,3 @@ func keys(ks []types.KeySchemaElement) string {
 	}
 	return out
 }
-
-// TestEnsureWithoutTTL: the tables of fixed-date test fixtures have every
-// key and index of the specs but TTL off.
-func TestEnsureWithoutTTL(t *testing.T) {
-	c := testenv.Clients(t)
-	n, res := testenv.TablesWithoutTTL(t, c)
-	if len(res) != len(schema.Tables()) {
-		t.Fatalf("%d tables, want %d", len(res), len(schema.Tables()))
-	}
-	ctx := context.Background()
-	withTTL := 0
-	for _, spec := range schema.Tables() {
-		if spec.TTLAttribute == "" {
-			continue
-		}
-		withTTL++
-		name := n.Table(spec.Logical)
-		ttl, err := c.DynamoDB.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(name)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := ttl.TimeToLiveDescription; d != nil && d.TimeToLiveStatus == types.TimeToLiveStatusEnabled {
-			t.Errorf("%s: TTL on %s is enabled", name, aws.ToString(d.AttributeName))
-		}
-	}
-	if withTTL == 0 {
-		t.Fatal("no spec has a TTL: the test checks nothing")
-	}
-}
