@@ -395,9 +395,9 @@ func TestFromEventBridgeKeepsEveryDetailMember(t *testing.T) {
 		},
 		{
 			name:   "tags are appended after the other members, kept in order and byte for byte",
-			detail: `{"executionArn":"arn:aws:states:us-west-2:123:execution:m:e","stateMachineArn":"arn:aws:states:us-west-2:123:stateMachine:m","name":"e","status":"RUNNING","startDate":1000,"redriveCount":0.0e1,"input":"{\"a\":\"<b>&\"}","inputDetails":{ "included" : true },"stopDate":null}`,
+			detail: `{"executionArn":"arn:aws:states:us-west-2:123:execution:m:e","stateMachineArn":"arn:aws:states:us-west-2:123:stateMachine:m","name":"e","status":"RUNNING","startDate":1000,"redriveCount":0,"billingDetails":{"billedDurationInMilliseconds":1.0e2},"input":"{\"a\":\"<b>&\"}","inputDetails":{ "included" : true },"stopDate":null}`,
 			tags:   map[string]string{"Type": "Agent", "Application": "StepFunctionsAgent", "Owner": "a&b <team>"},
-			want:   `{"executionArn":"arn:aws:states:us-west-2:123:execution:m:e","stateMachineArn":"arn:aws:states:us-west-2:123:stateMachine:m","name":"e","status":"RUNNING","startDate":1000,"redriveCount":0.0e1,"input":"{\"a\":\"<b>&\"}","inputDetails":{ "included" : true },"stopDate":null,"stateMachineTags":{"Application":"StepFunctionsAgent","Owner":"a&b <team>","Type":"Agent"}}`,
+			want:   `{"executionArn":"arn:aws:states:us-west-2:123:execution:m:e","stateMachineArn":"arn:aws:states:us-west-2:123:stateMachine:m","name":"e","status":"RUNNING","startDate":1000,"redriveCount":0,"billingDetails":{"billedDurationInMilliseconds":1.0e2},"input":"{\"a\":\"<b>&\"}","inputDetails":{ "included" : true },"stopDate":null,"stateMachineTags":{"Application":"StepFunctionsAgent","Owner":"a&b <team>","Type":"Agent"}}`,
 		},
 		{
 			name:   "existing tags are replaced in place and a duplicate member is dropped",

@@ -7,7 +7,8 @@ import (
 )
 
 // executionStatuses: RUNNING, then one of the terminal statuses. Two terminal
-// statuses (which EventBridge never sends) resolve to the later by (time, id).
+// statuses of one attempt (which EventBridge never sends) resolve to the
+// later by (time, id).
 var executionStatuses = Precedence{
 	schema.ExecutionRunning:   0,
 	schema.ExecutionSucceeded: 1,
@@ -15,6 +16,27 @@ var executionStatuses = Precedence{
 	schema.ExecutionTimedOut:  1,
 	schema.ExecutionAborted:   1,
 }
+
+// attemptStride is the number of status ranks per attempt: an event's rank
+// is redriveCount*attemptStride + its status's precedence, so the status
+// register orders by (redriveCount, precedence, time, id). The RUNNING of
+// attempt n+1 outranks every status of attempt n, and a late FAILED of
+// attempt n, delivered after the redrive's RUNNING, never wins. States
+// folded before redrive was known hold ranks 0 and 1, which are attempt 0's
+// ranks under this order.
+const attemptStride = 2
+
+// executionRank is the rank of a status of an attempt.
+func executionRank(redriveCount int64, status string) (int, bool) {
+	p, ok := executionStatuses[status]
+	if !ok {
+		return 0, false
+	}
+	return int(redriveCount)*attemptStride + p, true
+}
+
+// attemptOf is the attempt (redriveCount) of a ranked stamp.
+func attemptOf(s Stamp) int64 { return int64(s.Rank / attemptStride) }
 
 // AgentExecutionState is the fold of one Step Functions execution
 // (states/execution/<arn>), projected into the executions table of seed 002
@@ -25,12 +47,24 @@ type AgentExecutionState struct {
 	Name            string `json:"name,omitempty"`
 	// Agent is true once an event's stateMachineTags carry schema.AgentTags.
 	Agent bool `json:"agent,omitempty"`
-	// StartDate and the stop date are epoch milliseconds, as EventBridge sends them.
-	StartDate int64       `json:"startDate,omitempty"`
-	Status    LWW[string] `json:"status,omitzero"`
-	// StopDate is written with the status's stamp by terminal events, so it
-	// belongs to the event whose status won.
-	StopDate LWW[int64] `json:"stopDate,omitzero"`
+	// StartDate and the other dates are epoch milliseconds, as EventBridge
+	// sends them. StartDate is the execution's original start (the least
+	// startDate): a redrive keeps it.
+	StartDate int64 `json:"startDate,omitempty"`
+	// Status is ranked by (redriveCount, status precedence): see
+	// attemptStride.
+	Status LWW[string] `json:"status,omitzero"`
+	// StopDate, RedriveDate and RedriveStatus are written with the ranked
+	// stamp of the event that carries them, so each holds the value of the
+	// highest-ranked event that had one; Items uses a value only when it
+	// belongs to the winning event (StopDate, RedriveStatus) or to its
+	// attempt (RedriveDate).
+	StopDate      LWW[int64]  `json:"stopDate,omitzero"`
+	RedriveDate   LWW[int64]  `json:"redriveDate,omitzero"`
+	RedriveStatus LWW[string] `json:"redriveStatus,omitzero"`
+	// RedriveCount is the greatest redriveCount seen: the winning status's
+	// attempt.
+	RedriveCount int64 `json:"redriveCount,omitempty"`
 	// IndexedAt is the latest recordedat.
 	IndexedAt time.Time `json:"indexedAt,omitzero"`
 }
@@ -48,14 +82,50 @@ func (a *AgentExecutionState) Apply(e schema.Event, p schema.Payload) {
 	if d.StartDate > 0 && (a.StartDate == 0 || d.StartDate < a.StartDate) {
 		a.StartDate = d.StartDate
 	}
-	if s, ok := executionStatuses.Offer(&a.Status, d.Status, StampOf(e)); ok && d.StopDate != nil && s.Rank > 0 {
-		a.StopDate.Set(s, *d.StopDate)
+	attempt := int64(max(d.RedriveCount, 0))
+	keepMax(&a.RedriveCount, attempt)
+	if rank, ok := executionRank(attempt, d.Status); ok {
+		s := StampOf(e).Ranked(rank)
+		a.Status.Set(s, d.Status)
+		if d.Terminal() && d.StopDate != nil {
+			a.StopDate.Set(s, *d.StopDate)
+		}
+		if attempt > 0 && d.RedriveDate != nil && *d.RedriveDate > 0 {
+			a.RedriveDate.Set(s, *d.RedriveDate)
+		}
+		if d.RedriveStatus != "" {
+			a.RedriveStatus.Set(s, d.RedriveStatus)
+		}
 	}
 	keepLatest(&a.IndexedAt, recordedTime(e))
 }
 
+// terminal reports whether the winning status ends its attempt.
+func (a *AgentExecutionState) terminal() bool {
+	return a.Status.Known() && a.Status.Rank%attemptStride > 0
+}
+
+// attemptStart is when the winning attempt began: the original start for
+// attempt 0, the redrive's date for a redriven attempt (unknown until an
+// event of that attempt carries redriveDate).
+func (a *AgentExecutionState) attemptStart() (int64, bool) {
+	if a.RedriveCount == 0 {
+		return a.StartDate, a.StartDate > 0
+	}
+	if a.RedriveDate.Known() && attemptOf(a.RedriveDate.Stamp) == a.RedriveCount {
+		return a.RedriveDate.V, true
+	}
+	return 0, false
+}
+
 // Items returns the seed 002 index item, or nothing for a non-agent state
-// machine.
+// machine. startDate is the original start (the AgentDateIndex and
+// StatusDateIndex sort key, so a redrive does not move the execution in
+// them); status, stopDate, redriveStatus and durationSeconds are the latest
+// attempt's: durationSeconds is stopDate minus the attempt's start
+// (redriveDate for a redriven attempt, left out while that is unknown).
+// redriveCount is 0 for an execution never redriven; redriveDate is set
+// only for a redriven one.
 func (a *AgentExecutionState) Items() []Item {
 	if !a.Agent || a.ExecutionArn == "" {
 		return nil
@@ -64,7 +134,7 @@ func (a *AgentExecutionState) Items() []Item {
 	if machine == "" {
 		machine = a.ExecutionArn
 	}
-	it := make(itemAttrs, 10)
+	it := make(itemAttrs, 13)
 	it.str("executionArn", a.ExecutionArn)
 	it.str("agentName", schema.AgentName(machine))
 	if a.StartDate > 0 {
@@ -73,10 +143,18 @@ func (a *AgentExecutionState) Items() []Item {
 	it.lwwStr("status", a.Status)
 	it.str("stateMachineArn", a.StateMachineArn)
 	it.str("executionName", a.Name)
-	if a.Status.Known() && a.Status.Rank > 0 && a.StopDate.Known() {
+	it.num("redriveCount", a.RedriveCount)
+	if a.RedriveStatus.Known() && a.RedriveStatus.Stamp.Compare(a.Status.Stamp) == 0 {
+		it.str("redriveStatus", a.RedriveStatus.V)
+	}
+	start, startKnown := a.attemptStart()
+	if a.RedriveCount > 0 && startKnown {
+		it.at("redriveDate", time.UnixMilli(start))
+	}
+	if a.terminal() && a.StopDate.Known() && a.StopDate.Stamp.Compare(a.Status.Stamp) == 0 {
 		it.at("stopDate", time.UnixMilli(a.StopDate.V))
-		if a.StartDate > 0 {
-			it.num("durationSeconds", (a.StopDate.V-a.StartDate)/1000)
+		if startKnown && a.StopDate.V >= start {
+			it.num("durationSeconds", (a.StopDate.V-start)/1000)
 		}
 	}
 	it.at("indexedAt", a.IndexedAt)

@@ -24,25 +24,72 @@ func init() {
 	register(DomainStates, func() Payload { return new(ExecutionStatusChange) }, TypeExecutionStatusChange)
 }
 
+// Step Functions redrive statuses (ExecutionRedriveStatus), as EventBridge
+// reports them in redriveStatus. The list is informational: validation
+// accepts any value, so that a status AWS adds cannot fail an event.
+const (
+	RedriveRedrivable         = "REDRIVABLE"
+	RedriveNotRedrivable      = "NOT_REDRIVABLE"
+	RedriveRedrivableByMapRun = "REDRIVABLE_BY_MAP_RUN"
+)
+
+// MaxRedriveCount bounds redriveCount. Step Functions caps an execution's
+// history at 25,000 events and every redrive appends at least two
+// (ExecutionRedriven and the state it reruns), so no real execution comes
+// near it; the bound keeps the projector's (redriveCount, status) order
+// within an int.
+const MaxRedriveCount = 25_000
+
 // ExecutionStatusChange is the detail of an EventBridge "Step Functions
 // Execution Status Change" event. Dates are epoch milliseconds, as
 // EventBridge sends them. StateMachineTags is filled by the ingest adapter
 // from ListTagsForResource; the projector indexes only agent state machines.
+//
+// Redrive (Standard workflows, since November 2023): a FAILED, TIMED_OUT or
+// ABORTED execution can be redriven under the same ARN; EventBridge then
+// sends RUNNING again and later a new terminal status, each with
+// redriveCount incremented and redriveDate set to when the attempt began.
+// startDate stays the original start. Details sent before redrive existed
+// carry none of the redrive members: they mean redriveCount 0.
 type ExecutionStatusChange struct {
-	ExecutionArn     string            `json:"executionArn"`
-	StateMachineArn  string            `json:"stateMachineArn"`
-	Name             string            `json:"name"`
-	Status           string            `json:"status"`
-	StartDate        int64             `json:"startDate"`
-	StopDate         *int64            `json:"stopDate,omitempty"`
+	ExecutionArn    string `json:"executionArn"`
+	StateMachineArn string `json:"stateMachineArn"`
+	Name            string `json:"name"`
+	Status          string `json:"status"`
+	StartDate       int64  `json:"startDate"`
+	StopDate        *int64 `json:"stopDate,omitempty"`
+	// RedriveCount is how many times the execution has been redriven: 0
+	// for the original attempt (and when absent or null), n for the n-th
+	// redrive.
+	RedriveCount int `json:"redriveCount,omitempty"`
+	// RedriveDate is when the latest redrive began (epoch milliseconds);
+	// nil before any redrive.
+	RedriveDate *int64 `json:"redriveDate,omitempty"`
+	// RedriveStatus says whether the execution can be redriven now
+	// (RedriveRedrivable, RedriveNotRedrivable, ...); "" when absent.
+	RedriveStatus    string            `json:"redriveStatus,omitempty"`
 	StateMachineTags map[string]string `json:"stateMachineTags,omitempty"`
 }
 
 // Subject is "states/execution/<executionArn>".
 func (p *ExecutionStatusChange) Subject() string { return "states/execution/" + p.ExecutionArn }
 
-// Terminal reports whether the status ends the execution.
+// Terminal reports whether the status ends the execution's attempt (a
+// redrive may start another).
 func (p *ExecutionStatusChange) Terminal() bool { return p.Status != ExecutionRunning }
+
+// AttemptStart is when the event's attempt began (epoch milliseconds): the
+// redriveDate of a redriven attempt, startDate otherwise. ok is false for a
+// redriven attempt whose event lacks redriveDate.
+func (p *ExecutionStatusChange) AttemptStart() (ms int64, ok bool) {
+	if p.RedriveCount == 0 {
+		return p.StartDate, p.StartDate > 0
+	}
+	if p.RedriveDate == nil {
+		return 0, false
+	}
+	return *p.RedriveDate, true
+}
 
 // IsAgent reports whether the state machine carries the agent tags.
 func (p *ExecutionStatusChange) IsAgent() bool { return IsAgent(p.StateMachineTags) }
@@ -100,12 +147,29 @@ func (p *ExecutionStatusChange) validate(c *checker, _ string) {
 		c.fail("startDate", "must be a positive epoch-milliseconds time")
 	}
 	switch {
-	case p.Status == ExecutionRunning && p.StopDate != nil:
+	case p.Status == ExecutionRunning && p.StopDate != nil && p.RedriveCount == 0:
 		c.fail("stopDate", "must be absent while status is RUNNING")
+	case p.Status == ExecutionRunning && p.StopDate != nil:
+		// A redriven RUNNING event's stopDate, should AWS send one, can
+		// only be the previous attempt's: tolerated, and ignored by the
+		// projector.
 	case known && p.Status != ExecutionRunning && p.StopDate == nil:
 		c.fail("stopDate", "is required when status is "+p.Status)
 	case p.StopDate != nil && *p.StopDate < p.StartDate:
 		c.fail("stopDate", "must not be before startDate")
+	case p.StopDate != nil && p.RedriveCount > 0 && p.RedriveDate != nil && *p.RedriveDate > 0 && *p.StopDate < *p.RedriveDate:
+		c.fail("stopDate", "must not be before redriveDate")
+	}
+	if p.RedriveCount < 0 || p.RedriveCount > MaxRedriveCount {
+		c.fail("redriveCount", "must be between 0 and "+itoa(MaxRedriveCount))
+	}
+	if p.RedriveDate != nil {
+		switch {
+		case *p.RedriveDate <= 0:
+			c.fail("redriveDate", "must be a positive epoch-milliseconds time (or null)")
+		case p.StartDate > 0 && *p.RedriveDate < p.StartDate:
+			c.fail("redriveDate", "must not be before startDate")
+		}
 	}
 }
 
