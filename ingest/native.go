@@ -80,10 +80,14 @@ func (d GitHubDelivery) Header(name string) string {
 
 // FromGitHubDelivery turns a workflow_job delivery into an envelope: id is the
 // X-GitHub-Delivery header, type is schema.WorkflowJobTypePrefix plus the
-// payload's action, source is "https://github.com/<owner>" (the repository
-// owner's login, else the organization's), time is the payload's
-// WorkflowJobWebhook.EventTime (receivedAt when the payload has none), data is
-// the body, byte for byte, and subject is derived from it.
+// payload's action (the legacy "started" of older GitHub Enterprise Server
+// versions gives github.workflow_job.in_progress, see schema.JobAction),
+// source is "https://github.com/<owner>" (the repository owner's login, else
+// the organization's), time is the payload's WorkflowJobWebhook.EventTime
+// (receivedAt when the payload has none of created_at, started_at and
+// completed_at), data is the body, byte for byte, and subject is derived
+// from it. Payloads without created_at or run_attempt are accepted with the
+// fallbacks schema.WorkflowJobWebhook documents.
 //
 // The envelope is validated: a bad payload gives a *schema.ValidationError
 // naming every broken field (an unknown action is reported on data.action).
@@ -116,7 +120,7 @@ func FromGitHubDelivery(d GitHubDelivery, receivedAt time.Time) (schema.Event, e
 	e := schema.Event{
 		ID:     id,
 		Source: h.source(),
-		Type:   schema.WorkflowJobTypePrefix + h.Action,
+		Type:   schema.WorkflowJobTypePrefix + schema.JobAction(h.Action),
 		Data:   d.Body,
 	}
 	var p schema.WorkflowJobWebhook

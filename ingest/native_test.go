@@ -215,10 +215,20 @@ func TestFromGitHubDeliveryRejects(t *testing.T) {
 		})}, nil, "data.action: is required (one of completed, in_progress, queued, waiting)"},
 		{"several broken fields at once", GitHubDelivery{headers("workflow_job", "d"), editJSON(t, queued, func(m map[string]any) {
 			sub(m, "workflow_job")["run_attempt"] = 0
-			delete(sub(m, "workflow_job"), "created_at")
+			sub(m, "workflow_job")["name"] = ""
 			sub(m, "repository")["full_name"] = "runs-on"
-		})}, nil, "data.workflow_job.run_attempt: must be at least 1; data.workflow_job.created_at: is required; " +
+		})}, nil, "data.workflow_job.run_attempt: must be at least 1; data.workflow_job.name: is required; " +
 			`data.repository.full_name: must be "owner/name"`},
+		{"run_attempt zero is not a missing one", GitHubDelivery{headers("workflow_job", "d"), editJSON(t, queued, func(m map[string]any) {
+			sub(m, "workflow_job")["run_attempt"] = 0
+		})}, nil, "data.workflow_job.run_attempt: must be at least 1"},
+		{"run_attempt as text", GitHubDelivery{headers("workflow_job", "d"), editJSON(t, queued, func(m map[string]any) {
+			sub(m, "workflow_job")["run_attempt"] = "1"
+		})}, nil, "data.workflow_job.run_attempt: must be a JSON number, got string"},
+		{"started without started_at", GitHubDelivery{headers("workflow_job", "d"), editJSON(t, queued, func(m map[string]any) {
+			m["action"] = "started"
+			delete(sub(m, "workflow_job"), "started_at")
+		})}, nil, "data.workflow_job.started_at: is required when action is in_progress"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

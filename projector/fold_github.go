@@ -75,6 +75,12 @@ type JobState struct {
 	StartedAt   time.Time `json:"startedAt,omitzero"`
 	FirstAt     time.Time `json:"firstAt,omitzero"`
 	UpdatedAt   time.Time `json:"updatedAt,omitzero"`
+	// CreatedFallback stands in for created_at while no webhook carried
+	// one (older GitHub Enterprise Server versions do not send it): the
+	// earliest started_at or event time of the webhooks without it, the
+	// earliest time known of the job. A later webhook with created_at
+	// overrides it.
+	CreatedFallback time.Time `json:"createdFallback,omitzero"`
 
 	// Instance fields come from runner events: each from the latest event
 	// that carries it, so after a rescheduling they describe the new
@@ -157,6 +163,11 @@ func (j *JobState) applyWebhook(e schema.Event, d *schema.WorkflowJobWebhook, s 
 	}
 	if wj.CreatedAt != nil {
 		keepEarliest(&j.CreatedAt, *wj.CreatedAt)
+	} else {
+		keepEarliest(&j.CreatedFallback, e.Time)
+		if wj.StartedAt != nil {
+			keepEarliest(&j.CreatedFallback, *wj.StartedAt)
+		}
 	}
 	keepEarliest(&j.ReceivedAt, recordedTime(e))
 
@@ -286,7 +297,8 @@ func (j *JobState) Items() []Item {
 	it.lwwStr("job_html_url", j.HTMLURL)
 	it.lwwStr("status", j.Status)
 	it.lwwStr("conclusion", j.Conclusion)
-	it.at("created_at", j.CreatedAt)
+	created := j.created()
+	it.at("created_at", created)
 	it.at("received_at", j.ReceivedAt)
 	it.at("scheduled_at", j.ScheduledAt)
 	it.at("started_at", j.StartedAt)
@@ -321,8 +333,8 @@ func (j *JobState) Items() []Item {
 		if !j.ScheduledAt.IsZero() && !j.StartedAt.Before(j.ScheduledAt) {
 			it.num("internal_queue_duration_in_ms", j.StartedAt.Sub(j.ScheduledAt).Milliseconds())
 		}
-		if !j.CreatedAt.IsZero() && !j.StartedAt.Before(j.CreatedAt) {
-			it.num("overall_queue_duration_in_ms", j.StartedAt.Sub(j.CreatedAt).Milliseconds())
+		if !created.IsZero() && !j.StartedAt.Before(created) {
+			it.num("overall_queue_duration_in_ms", j.StartedAt.Sub(created).Milliseconds())
 		}
 	}
 	it.at("last_updated_at", j.UpdatedAt)
@@ -330,6 +342,15 @@ func (j *JobState) Items() []Item {
 		it.num(schema.AttrTTL, ttl)
 	}
 	return []Item{{Table: schema.TableWorkflowJobs, Item: it}}
+}
+
+// created is the job's created_at, or its fallback for webhooks without
+// one (CreatedFallback).
+func (j *JobState) created() time.Time {
+	if !j.CreatedAt.IsZero() {
+		return j.CreatedAt
+	}
+	return j.CreatedFallback
 }
 
 // ttl is the job item's expiry: the retention after the latest recordedat

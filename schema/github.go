@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,22 @@ const (
 // WorkflowJobTypePrefix prefixes every workflow_job event type.
 const WorkflowJobTypePrefix = "github.workflow_job."
 
+// ActionStarted is the workflow_job action GitHub sent, before it was
+// renamed in_progress (2021), when a runner picked the job up; GitHub
+// Enterprise Server versions of that time still send it. It is read as
+// "in_progress" (JobAction).
+const ActionStarted = "started"
+
+// JobAction returns the action a workflow_job delivery's event type is
+// named after: the legacy ActionStarted is "in_progress", every other
+// action is itself.
+func JobAction(action string) string {
+	if action == ActionStarted {
+		return "in_progress"
+	}
+	return action
+}
+
 func init() {
 	register(DomainGitHub, func() Payload { return new(WorkflowJobWebhook) },
 		TypeJobQueued, TypeJobWaiting, TypeJobInProgress, TypeJobCompleted)
@@ -55,6 +72,16 @@ func DeploymentSubject(installationID, deploymentID int64) string {
 
 // WorkflowJobWebhook is the body of a GitHub workflow_job webhook delivery,
 // with the fields streamfold uses; every other field stays in the raw data.
+//
+// Payloads of older GitHub Enterprise Server versions decode with these
+// fallbacks (the raw data keeps what was sent):
+//
+//   - Action "started" (ActionStarted) decodes as "in_progress";
+//   - a missing or null workflow_job.run_attempt decodes as 1 (it was
+//     added in 2021; before, every run had one attempt);
+//   - workflow_job.created_at (added in 2022) may be missing: CreatedAt is
+//     then nil, EventTime falls back to started_at, and the projector takes
+//     the job's earliest known time (see projector.JobState).
 type WorkflowJobWebhook struct {
 	Action       string         `json:"action"`
 	WorkflowJob  WorkflowJob    `json:"workflow_job"`
@@ -106,6 +133,26 @@ type GitHubRepo struct {
 	Owner         *GitHubAccount `json:"owner,omitempty"`
 }
 
+// runAttemptAbsent marks a run_attempt that the payload did not carry.
+const runAttemptAbsent = -1 << 31
+
+// UnmarshalJSON decodes the payload with the fallbacks of older GitHub
+// Enterprise Server versions (see WorkflowJobWebhook). An explicit
+// run_attempt of 0 or less is kept, for validation to refuse.
+func (p *WorkflowJobWebhook) UnmarshalJSON(b []byte) error {
+	type plain WorkflowJobWebhook // without this method
+	v := plain{WorkflowJob: WorkflowJob{RunAttempt: runAttemptAbsent}}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if v.WorkflowJob.RunAttempt == runAttemptAbsent {
+		v.WorkflowJob.RunAttempt = 1
+	}
+	v.Action = JobAction(v.Action)
+	*p = WorkflowJobWebhook(v)
+	return nil
+}
+
 // InstallationID is the GitHub App installation id, 0 when the delivery has none.
 func (p *WorkflowJobWebhook) InstallationID() int64 {
 	if p.Installation == nil {
@@ -123,8 +170,11 @@ func (p *WorkflowJobWebhook) Subject() string {
 var JobConclusions = []string{"success", "failure", "cancelled", "skipped", "neutral", "timed_out", "action_required", "stale", "startup_failure"}
 
 // EventTime is when the action happened according to the payload: the job's
-// completed_at, started_at or created_at, whichever the action implies. It
-// returns the zero time when the payload lacks it.
+// completed_at, started_at or created_at, whichever the action implies,
+// falling back to the earliest of the others that the payload has (a
+// queued delivery without created_at, as older GitHub Enterprise Server
+// versions send, takes its started_at, which GitHub sets to the queueing
+// time). It returns the zero time when the payload has none of them.
 func (p *WorkflowJobWebhook) EventTime() time.Time {
 	j := p.WorkflowJob
 	pick := func(ts ...*time.Time) time.Time {
@@ -141,7 +191,7 @@ func (p *WorkflowJobWebhook) EventTime() time.Time {
 	case "in_progress":
 		return pick(j.StartedAt, j.CreatedAt)
 	default:
-		return pick(j.CreatedAt)
+		return pick(j.CreatedAt, j.StartedAt)
 	}
 }
 
@@ -160,9 +210,8 @@ func (p *WorkflowJobWebhook) validate(c *checker, t string) {
 		c.fail("workflow_job.run_attempt", "must be at least 1")
 	}
 	c.required("workflow_job.name", j.Name)
-	if j.CreatedAt == nil {
-		c.fail("workflow_job.created_at", "is required")
-	}
+	// created_at is optional: older GitHub Enterprise Server versions do
+	// not send it (see WorkflowJobWebhook).
 	if p.Action == "completed" {
 		if j.Conclusion == nil || *j.Conclusion == "" {
 			c.fail("workflow_job.conclusion", "is required when action is completed")
