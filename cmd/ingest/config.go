@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -11,11 +10,16 @@ import (
 // config is the function's configuration, read from the environment by
 // configFromEnv (the only place that reads it).
 type config struct {
-	// Naming gives the event table's name (STREAMFOLD_PREFIX, STREAMFOLD_STAGE).
+	// Naming gives the event and dead-letter tables' names
+	// (STREAMFOLD_PREFIX, STREAMFOLD_STAGE).
 	Naming schema.Naming
 	// SecretARN is the Secrets Manager secret holding the GitHub webhook
 	// secret (GITHUB_WEBHOOK_SECRET_ARN). Required.
 	SecretARN string
+	// TokenSecretARN is the Secrets Manager secret holding the bearer token
+	// of POST /events and POST /eventbridge
+	// (STREAMFOLD_INGEST_TOKEN_SECRET_ARN). Required.
+	TokenSecretARN string
 	// DynamoDBEndpoint overrides the DynamoDB endpoint (tests only).
 	DynamoDBEndpoint string
 }
@@ -32,6 +36,7 @@ func configFromEnv(getenv func(string) string) config {
 	return config{
 		Naming:           schema.Naming{Prefix: or("STREAMFOLD_PREFIX", "streamfold"), Stage: or("STREAMFOLD_STAGE", "dev")},
 		SecretARN:        getenv("GITHUB_WEBHOOK_SECRET_ARN"),
+		TokenSecretARN:   getenv("STREAMFOLD_INGEST_TOKEN_SECRET_ARN"),
 		DynamoDBEndpoint: getenv("STREAMFOLD_DYNAMODB_ENDPOINT"),
 	}
 }
@@ -41,11 +46,18 @@ func (c config) Validate() error {
 	if err := c.Naming.Validate(); err != nil {
 		return err
 	}
+	if err := secretARN("GITHUB_WEBHOOK_SECRET_ARN", c.SecretARN, "the GitHub webhook secret"); err != nil {
+		return err
+	}
+	return secretARN("STREAMFOLD_INGEST_TOKEN_SECRET_ARN", c.TokenSecretARN, "the bearer token of POST /events and POST /eventbridge")
+}
+
+func secretARN(name, v, holds string) error {
 	switch {
-	case c.SecretARN == "":
-		return errors.New("ingest: GITHUB_WEBHOOK_SECRET_ARN: is required (the Secrets Manager secret holding the GitHub webhook secret)")
-	case !strings.HasPrefix(c.SecretARN, "arn:") || !strings.Contains(c.SecretARN, ":secretsmanager:"):
-		return fmt.Errorf("ingest: GITHUB_WEBHOOK_SECRET_ARN: must be a Secrets Manager ARN (arn:...:secretsmanager:...), got %q", c.SecretARN)
+	case v == "":
+		return fmt.Errorf("ingest: %s: is required (the Secrets Manager secret holding %s)", name, holds)
+	case !strings.HasPrefix(v, "arn:") || !strings.Contains(v, ":secretsmanager:"):
+		return fmt.Errorf("ingest: %s: must be a Secrets Manager ARN (arn:...:secretsmanager:...), got %q", name, v)
 	}
 	return nil
 }

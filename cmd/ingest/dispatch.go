@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/internal/functionurl"
+	"github.com/streamfold/streamfold/projector"
 )
 
 // ErrUnrecognizedEvent is returned, wrapped, for an invocation payload that
@@ -23,7 +28,7 @@ type kind int
 
 const (
 	kindUnknown     kind = iota
-	kindFunctionURL      // a GitHub webhook delivery through the function URL
+	kindFunctionURL      // an HTTP request through the function URL
 	kindEventBridge      // an EventBridge event (Step Functions status change)
 )
 
@@ -63,32 +68,24 @@ func classify(raw json.RawMessage) kind {
 	return kindUnknown
 }
 
-// stepFunctionsHandler is what the dispatcher needs from an
-// *ingest.StepFunctionsAdapter.
-type stepFunctionsHandler interface {
-	Handle(ctx context.Context, ev ingest.EventBridgeEvent) (ingest.AdapterOutcome, error)
-}
-
-// dispatcher is the Lambda handler: one function serves both producers.
+// dispatcher is the Lambda handler: one function serves every producer.
 //
-//   - A function URL request is served by webhook (ingest.WebhookHandler
-//     behind the secret loader) through package internal/functionurl; the
-//     HTTP status is the answer, and the invocation itself never fails, so a
-//     bad delivery is never retried by Lambda. An event that is not a valid
-//     request answers 400 {"error":...}, the webhook's error shape.
-//   - An EventBridge event goes to the Step Functions adapter. Its error is
-//     returned so that Lambda's asynchronous retries and the on-failure
-//     destination see it (the append is idempotent, so a retry is harmless).
+//   - A function URL request is served by http (ingest.HTTPHandler: POST
+//     /webhooks/github, /events, /eventbridge, routed by path) through
+//     package internal/functionurl; the HTTP status is the answer, and the
+//     invocation itself never fails, so a bad request is never retried by
+//     Lambda. An event that is not a valid request answers 400
+//     {"error":...}, the handler's error shape.
+//   - An EventBridge event goes to sfn (stepFunctions): a transient error
+//     is returned so that Lambda's asynchronous retries and the on-failure
+//     destination see it (the append is idempotent, so a retry is
+//     harmless); an event that can never be appended is dead-lettered and
+//     the invocation succeeds.
 //
 // It is safe for concurrent use if its parts are.
 type dispatcher struct {
-	webhook http.Handler
-	sfn     stepFunctionsHandler
-}
-
-// stepFunctionsResult is the invocation result for an EventBridge event.
-type stepFunctionsResult struct {
-	Outcome ingest.AdapterOutcome `json:"outcome"`
+	http http.Handler
+	sfn  *stepFunctions
 }
 
 // Handle is the Lambda entry point.
@@ -99,30 +96,148 @@ func (d *dispatcher) Handle(ctx context.Context, raw json.RawMessage) (any, erro
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return nil, fmt.Errorf("ingest: function URL request: %w", err)
 		}
-		return functionurl.Serve(ctx, d.webhook, req, writeBadEvent), nil
+		return functionurl.Serve(ctx, d.http, req, writeBadEvent), nil
 	case kindEventBridge:
-		var ev ingest.EventBridgeEvent
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			return nil, fmt.Errorf("ingest: EventBridge event: %w", err)
-		}
-		out, err := d.sfn.Handle(ctx, ev)
+		res, err := d.sfn.Handle(ctx, raw)
 		if err != nil {
 			return nil, err
 		}
-		return stepFunctionsResult{Outcome: out}, nil
+		return res, nil
 	}
 	return nil, fmt.Errorf("%w (%d bytes)", ErrUnrecognizedEvent, len(raw))
 }
 
 // writeBadEvent answers a function URL event that is not a valid request
-// (functionurl.BadRequestFunc) in the webhook's error shape.
+// (functionurl.BadRequestFunc) in the ingest handler's error shape,
+// {"error":msg}.
 func writeBadEvent(w http.ResponseWriter, err error) {
-	writeError(w, http.StatusBadRequest, err.Error())
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
 }
 
-// writeError answers status with the webhook's error shape, {"error":msg}.
-func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+// Outcomes of an EventBridge invocation besides the adapter's.
+const outcomeDeadLettered = "dead_lettered"
+
+// stepFunctionsResult is the invocation result for an EventBridge event.
+type stepFunctionsResult struct {
+	// Outcome is the adapter's (appended, already_appended, skipped) or
+	// dead_lettered.
+	Outcome string `json:"outcome"`
+	// Reason and Error say why a dead-lettered event can never be
+	// appended (ingest.DeadLetterReason).
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// deadLetterPutter is what stepFunctions needs of *projector.DeadLetters.
+type deadLetterPutter interface {
+	Put(ctx context.Context, d projector.DeadLetter) error
+}
+
+// stepFunctions handles the EventBridge invocations: one event each,
+// through ingest.StepFunctionsAdapter.
+//
+// An event that can never be appended (the adapter's error is permanent:
+// not a Step Functions event, a state machine that no longer exists, an
+// agent's event that fails validation or is too large to store; or a
+// payload that does not decode as an EventBridge event) is not returned as
+// an invocation error, which Lambda would retry twice and then send to the
+// failure queue without saying why: it is written to the dead-letters
+// table (consumer ingest.DeadLetterConsumer, the reason, the error, the
+// event byte for byte and the tags found; see ingest.StepFunctionsDeadLetter)
+// and the invocation succeeds with outcome dead_lettered. If that write
+// fails, the invocation fails and Lambda retries it. Transient errors (tag
+// lookup, append) are returned.
+type stepFunctions struct {
+	appender    ingest.EventAppender
+	tags        ingest.TagSource
+	deadLetters deadLetterPutter
+	log         *slog.Logger
+	now         func() time.Time
+}
+
+// Handle handles one EventBridge invocation payload.
+func (s *stepFunctions) Handle(ctx context.Context, raw json.RawMessage) (stepFunctionsResult, error) {
+	var ev ingest.EventBridgeEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return s.deadLetter(ctx, raw, ev, nil, ingest.ReasonMalformed, fmt.Errorf("ingest: EventBridge event: %w", err))
+	}
+	found := &recordingTags{next: s.tags}
+	out, err := ingest.NewStepFunctionsAdapter(s.appender, found, s.log).Handle(ctx, ev)
+	switch {
+	case err == nil:
+		return stepFunctionsResult{Outcome: out.String()}, nil
+	case !isPermanent(err):
+		return stepFunctionsResult{}, err
+	}
+	return s.deadLetter(ctx, raw, ev, found.found(), ingest.DeadLetterReason(err), err)
+}
+
+// deadLetter writes the event to the dead letters; see stepFunctions.
+func (s *stepFunctions) deadLetter(ctx context.Context, raw json.RawMessage, ev ingest.EventBridgeEvent, tags map[string]string, reason string, cause error) (stepFunctionsResult, error) {
+	d, err := newDeadLetter(raw, ev, tags, reason, cause, s.now())
+	if err == nil {
+		err = s.deadLetters.Put(ctx, d)
+	}
+	if err != nil {
+		return stepFunctionsResult{}, fmt.Errorf("ingest: dead-letter event %s (%s: %v): %w", ev.ID, reason, cause, err)
+	}
+	s.log.WarnContext(ctx, "step functions event dead-lettered", "id", ev.ID, "reason", reason, "error", cause.Error(), "position", d.Position)
+	return stepFunctionsResult{Outcome: outcomeDeadLettered, Reason: reason, Error: cause.Error()}, nil
+}
+
+// newDeadLetter builds the dead letter of an EventBridge event: consumer
+// ingest.DeadLetterConsumer, keyed by ingest.DeadLetterPosition, the
+// detail-type as its event name, no stream position.
+func newDeadLetter(raw json.RawMessage, ev ingest.EventBridgeEvent, tags map[string]string, reason string, cause error, now time.Time) (projector.DeadLetter, error) {
+	rec, err := ingest.StepFunctionsDeadLetter{Event: raw, Tags: tags}.Record()
+	if err != nil {
+		return projector.DeadLetter{}, err
+	}
+	return projector.DeadLetter{
+		Consumer:      ingest.DeadLetterConsumer,
+		Position:      ingest.DeadLetterPosition(ev, raw),
+		EventID:       ev.ID,
+		EventName:     ev.DetailType,
+		Reason:        reason,
+		Error:         cause.Error(),
+		Record:        rec,
+		QuarantinedAt: now.UTC(),
+		Status:        "quarantined",
+	}, nil
+}
+
+// isPermanent reports whether err, or an error it wraps, says it is permanent.
+func isPermanent(err error) bool {
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
+}
+
+// recordingTags is the tag source of one invocation: it asks next and
+// remembers what it found, for the dead letter.
+type recordingTags struct {
+	next ingest.TagSource
+
+	mu   sync.Mutex
+	tags map[string]string
+}
+
+func (r *recordingTags) Tags(ctx context.Context, arn string) (map[string]string, error) {
+	tags, err := r.next.Tags(ctx, arn)
+	if err == nil {
+		r.mu.Lock()
+		r.tags = maps.Clone(tags)
+		if r.tags == nil {
+			r.tags = map[string]string{}
+		}
+		r.mu.Unlock()
+	}
+	return tags, err
+}
+
+func (r *recordingTags) found() map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tags
 }

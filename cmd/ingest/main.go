@@ -1,30 +1,39 @@
 // Command ingest is streamfold's producer Lambda function. One function
-// takes both producers and tells them apart from the raw invocation JSON:
+// takes every producer and tells them apart from the raw invocation JSON:
 //
-//   - GitHub webhooks through the function's URL (auth NONE: GitHub cannot
-//     sign SigV4; every delivery is HMAC-verified by ingest.WebhookHandler
-//     with the secret read from Secrets Manager at cold start, and again on
-//     a later request while that read fails);
+//   - HTTP requests through the function's URL (auth NONE: GitHub cannot
+//     sign SigV4), served by ingest.HTTPHandler, routed by path, the same
+//     handler `streamfold serve` serves locally:
+//     POST /webhooks/github (GitHub webhooks, each delivery HMAC-verified
+//     with the webhook secret), POST /events (CloudEvents: structured,
+//     binary and batched modes) and POST /eventbridge (one EventBridge
+//     Step Functions event), both with a bearer token. Both secrets are
+//     read from Secrets Manager at cold start and, while a read fails,
+//     again on a later request that needs them (which gets 503 meanwhile);
 //   - EventBridge "Step Functions Execution Status Change" events (seed 002)
 //     through ingest.StepFunctionsAdapter, which keeps agent state machines
-//     only (states:ListTagsForResource, cached).
+//     only (states:ListTagsForResource, cached). An event that can never be
+//     appended is written to the dead-letters table (consumer "ingest") and
+//     the invocation succeeds; transient failures fail it, so Lambda
+//     retries.
 //
-// Both append through ingest.Appender: a conditional PutItem per event, so
-// a redelivery is a duplicate and never a second event. It is a composition
-// root only: environment in, handler out.
+// Every route appends through ingest.Appender: a conditional PutItem per
+// event, so a redelivery is a duplicate and never a second event. It is a
+// composition root only: environment in, handler out.
 //
 // Environment:
 //
-//	STREAMFOLD_PREFIX             table name prefix (default "streamfold")
-//	STREAMFOLD_STAGE              dev, stage or prod (default "dev")
-//	GITHUB_WEBHOOK_SECRET_ARN     Secrets Manager secret holding the webhook secret (required)
-//	STREAMFOLD_DYNAMODB_ENDPOINT  optional endpoint override (tests)
+//	STREAMFOLD_PREFIX                   table name prefix (default "streamfold")
+//	STREAMFOLD_STAGE                    dev, stage or prod (default "dev")
+//	GITHUB_WEBHOOK_SECRET_ARN           Secrets Manager secret holding the webhook secret (required)
+//	STREAMFOLD_INGEST_TOKEN_SECRET_ARN  Secrets Manager secret holding the bearer token of /events
+//	                                    and /eventbridge, 16 characters or more (required)
+//	STREAMFOLD_DYNAMODB_ENDPOINT        optional endpoint override (tests)
 package main
 
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"os"
 	"time"
 
@@ -35,6 +44,7 @@ import (
 
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -57,22 +67,40 @@ func main() {
 		os.Exit(1)
 	}
 	sm := secretsmanager.NewFromConfig(c.AWS)
-	webhook := &lazyHandler{log: log, build: func(ctx context.Context) (http.Handler, error) {
-		secret, err := readSecret(ctx, sm, cfg.SecretARN)
-		if err != nil {
-			return nil, err
-		}
-		return ingest.NewWebhookHandler(app, ingest.WebhookConfig{Secret: secret}, log)
-	}}
-	// Cold start: read the secret now so the first delivery does not wait
-	// for it. A failure is not fatal: EventBridge events need no secret, and
-	// webhook requests try again.
+	webhookSecret := &cachedSecret{api: sm, arn: cfg.SecretARN}
+	token := &cachedSecret{api: sm, arn: cfg.TokenSecretARN}
+	// Cold start: read the secrets now so the first request does not wait
+	// for them. A failure is not fatal: EventBridge events need neither, and
+	// HTTP requests try again.
 	initCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	if _, err := webhook.get(initCtx); err != nil {
+	if _, err := webhookSecret.Secret(initCtx); err != nil {
 		log.Warn("webhook secret not loaded at cold start; webhook requests get 503 until it is", "err", err)
+	}
+	if _, err := token.Secret(initCtx); err != nil {
+		log.Warn("ingest token not loaded at cold start; /events and /eventbridge get 503 until it is", "err", err)
 	}
 	cancel()
 	tags := ingest.NewTagCache(sfn.NewFromConfig(c.AWS), ingest.DefaultTagTTL, nil)
-	d := &dispatcher{webhook: webhook, sfn: ingest.NewStepFunctionsAdapter(app, tags, log)}
+	h, err := ingest.NewHTTPHandler(ingest.HTTPConfig{
+		Appender:          app,
+		WebhookSecret:     webhookSecret,
+		Token:             token,
+		StepFunctionsTags: tags,
+		Log:               log,
+	})
+	if err != nil {
+		log.Error("ingest handler", "err", err)
+		os.Exit(1)
+	}
+	d := &dispatcher{
+		http: h,
+		sfn: &stepFunctions{
+			appender:    app,
+			tags:        tags,
+			deadLetters: projector.NewDeadLetters(c.DynamoDB, cfg.Naming.Table(schema.TableDeadLetters)),
+			log:         log,
+			now:         time.Now,
+		},
+	}
 	lambda.Start(d.Handle)
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"sync"
 
 	"github.com/streamfold/streamfold/internal/awsclient"
@@ -19,8 +17,7 @@ var ErrEmptySecret = awsclient.ErrEmptySecret
 // *secretsmanager.Client satisfies it.
 type secretGetter = awsclient.SecretGetter
 
-// readSecret returns the current value of the webhook secret
-// (awsclient.SecretValue).
+// readSecret returns the current value of a secret (awsclient.SecretValue).
 func readSecret(ctx context.Context, api secretGetter, arn string) ([]byte, error) {
 	v, err := awsclient.SecretValue(ctx, api, arn)
 	if err != nil {
@@ -29,41 +26,31 @@ func readSecret(ctx context.Context, api secretGetter, arn string) ([]byte, erro
 	return v, nil
 }
 
-// lazyHandler builds its http.Handler on first use and keeps it once built.
-// The webhook handler needs the secret; reading it can fail (not set yet,
-// throttled), and then the request gets 503 and the next request tries
-// again, so that setting the secret after a deploy needs no restart.
-// EventBridge invocations never touch it. It is safe for concurrent use.
-type lazyHandler struct {
-	build func(ctx context.Context) (http.Handler, error)
-	log   *slog.Logger
+// cachedSecret is an ingest.Secret read from Secrets Manager on first use
+// and kept once read. Reading can fail (the value is not set yet,
+// throttling): then the request that needed it gets 503 and the next one
+// reads again, so that setting a secret after a deploy needs no restart.
+// A new value is picked up on the next cold start. It is safe for
+// concurrent use.
+type cachedSecret struct {
+	api secretGetter
+	arn string
 
-	mu sync.Mutex
-	h  http.Handler
+	mu    sync.Mutex
+	value []byte
 }
 
-// get returns the handler, building it if needed.
-func (l *lazyHandler) get(ctx context.Context) (http.Handler, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.h != nil {
-		return l.h, nil
+// Secret implements ingest.Secret.
+func (c *cachedSecret) Secret(ctx context.Context) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.value != nil {
+		return c.value, nil
 	}
-	h, err := l.build(ctx)
+	v, err := readSecret(ctx, c.api, c.arn)
 	if err != nil {
 		return nil, err
 	}
-	l.h = h
-	return h, nil
-}
-
-// ServeHTTP implements http.Handler.
-func (l *lazyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h, err := l.get(r.Context())
-	if err != nil {
-		l.log.ErrorContext(r.Context(), "github webhook", "outcome", "unavailable", "status", http.StatusServiceUnavailable, "error", err.Error())
-		writeError(w, http.StatusServiceUnavailable, "webhook secret unavailable; redeliver later")
-		return
-	}
-	h.ServeHTTP(w, r)
+	c.value = v
+	return v, nil
 }
