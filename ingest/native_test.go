@@ -2,8 +2,13 @@ package ingest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -601,5 +606,136 @@ func TestToEventBridgeRejectsEventsWithoutExactNativeForm(t *testing.T) {
 				t.Errorf("errors.Is(%v, %v) = false", err, tt.wantIs)
 			}
 		})
+	}
+}
+
+// ghesFixtures are the deliveries of older GitHub Enterprise Server versions
+// (testdata/github_ghes: no created_at, no run_attempt, the action
+// "started") and what they become.
+var ghesFixtures = []struct {
+	fixture, delivery, wantType, wantTime string
+}{
+	{"github_ghes/workflow_job_queued.json", "5d1e7f00-f5d2-11eb-8a1b-2a3c4d5e6f70", schema.TypeJobQueued, "2021-08-05T10:34:51Z"},
+	{"github_ghes/workflow_job_started.json", "6a2f8e10-f5d2-11eb-9b2c-3b4d5e6f7081", schema.TypeJobInProgress, "2021-08-05T10:34:58Z"},
+	{"github_ghes/workflow_job_completed.json", "7b3a9f20-f5d2-11eb-8c3d-4c5e6f708192", schema.TypeJobCompleted, "2021-08-05T10:38:16Z"},
+}
+
+// checkGHESEvent checks an event made of a GHES fixture's body.
+func checkGHESEvent(t *testing.T, e schema.Event, delivery, wantType, wantTime string, body []byte) {
+	t.Helper()
+	want := schema.Event{
+		SpecVersion: "1.0", ID: delivery, Source: "https://github.com/Octocoders", Type: wantType,
+		Subject: "github/0/job/289782451", Time: mustTime(t, wantTime), Data: body,
+	}
+	got := e
+	got.RecordedAt = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("event =\n%+v\nwant\n%+v", got, want)
+	}
+	p, err := schema.Validate(&e)
+	if err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	wj := p.(*schema.WorkflowJobWebhook)
+	if wj.Action != strings.TrimPrefix(wantType, schema.WorkflowJobTypePrefix) || wj.WorkflowJob.RunAttempt != 1 || wj.WorkflowJob.CreatedAt != nil {
+		t.Errorf("payload action %q, run_attempt %d, created_at %v; want the type's action, 1 and none",
+			wj.Action, wj.WorkflowJob.RunAttempt, wj.WorkflowJob.CreatedAt)
+	}
+}
+
+// TestFromGitHubDeliveryGHES: older GHES deliveries are accepted with the
+// documented fallbacks, their data kept byte for byte (action "started"
+// included), and they go back to the same native delivery.
+func TestFromGitHubDeliveryGHES(t *testing.T) {
+	for _, tt := range ghesFixtures {
+		t.Run(tt.fixture, func(t *testing.T) {
+			d := jobDelivery(t, tt.fixture, tt.delivery)
+			e, err := FromGitHubDelivery(d, time.Date(2021, 8, 5, 11, 0, 0, 0, time.UTC))
+			if err != nil {
+				t.Fatalf("FromGitHubDelivery: %v", err)
+			}
+			checkGHESEvent(t, e, tt.delivery, tt.wantType, tt.wantTime, readTestdata(t, tt.fixture))
+			back, err := ToGitHubDelivery(e)
+			if err != nil {
+				t.Fatalf("ToGitHubDelivery: %v", err)
+			}
+			if !reflect.DeepEqual(back.Headers, map[string]string{HeaderGitHubEvent: "workflow_job", HeaderGitHubDelivery: tt.delivery}) ||
+				!bytes.Equal(back.Body, d.Body) {
+				t.Errorf("native delivery differs: %v", back.Headers)
+			}
+		})
+	}
+	// Without started_at either, a queued body's time is when it was received.
+	d := jobDelivery(t, "github_ghes/workflow_job_queued.json", "d-no-times")
+	d.Body = editJSON(t, d.Body, func(m map[string]any) { delete(sub(m, "workflow_job"), "started_at") })
+	received := time.Date(2021, 8, 5, 11, 0, 0, 0, time.UTC)
+	e, err := FromGitHubDelivery(d, received)
+	if err != nil {
+		t.Fatalf("FromGitHubDelivery: %v", err)
+	}
+	if !e.Time.Equal(received) {
+		t.Errorf("time = %s, want the received time %s", e.Time, received)
+	}
+}
+
+// TestWebhookHandlerGHES posts the older GHES deliveries to the webhook
+// handler over HTTP, signed as GitHub signs them (HMAC-SHA256 of the exact
+// fixture bytes): each is accepted (202), not refused (400).
+func TestWebhookHandlerGHES(t *testing.T) {
+	h, a, _ := newTestWebhook(t, 0)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for i, tt := range ghesFixtures {
+		body := readTestdata(t, tt.fixture)
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/github", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("User-Agent", "GitHub-Hookshot/044aadd")
+		req.Header.Set(HeaderGitHubEvent, "workflow_job")
+		req.Header.Set(HeaderGitHubDelivery, tt.delivery)
+		req.Header.Set(HeaderHubSignature, sign(testSecret, body))
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted || string(bytes.TrimSpace(reply)) != `{"id":"`+tt.delivery+`","status":"accepted"}` {
+			t.Fatalf("%s: %d %s, want 202 accepted", tt.fixture, resp.StatusCode, reply)
+		}
+		got := a.appended()
+		if len(got) != i+1 {
+			t.Fatalf("%s: %d events appended, want %d", tt.fixture, len(got), i+1)
+		}
+		checkGHESEvent(t, got[i], tt.delivery, tt.wantType, tt.wantTime, body)
+	}
+}
+
+// TestEmitGHES emits the older GHES deliveries as `streamfold emit` reads
+// them ({"headers":...,"body":...} lines): all three accepted, none
+// rejected.
+func TestEmitGHES(t *testing.T) {
+	var in bytes.Buffer
+	var bodies [][]byte
+	for _, tt := range ghesFixtures {
+		var body bytes.Buffer
+		if err := json.Compact(&body, readTestdata(t, tt.fixture)); err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, body.Bytes())
+		fmt.Fprintf(&in, `{"headers":{"X-GitHub-Event":"workflow_job","X-GitHub-Delivery":%q},"body":%s}`+"\n", tt.delivery, body.Bytes())
+	}
+	a := &recordingAppender{}
+	sum, err := Emit(context.Background(), &in, a, EmitConfig{Now: func() time.Time { return time.Date(2021, 8, 5, 11, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Accepted != 3 || len(sum.Rejected) != 0 || len(sum.Failed) != 0 {
+		t.Fatalf("emit summary %+v, want 3 accepted", sum)
+	}
+	for i, tt := range ghesFixtures {
+		checkGHESEvent(t, a.appended()[i], tt.delivery, tt.wantType, tt.wantTime, bodies[i])
 	}
 }
