@@ -739,3 +739,47 @@ func TestEmitGHES(t *testing.T) {
 		checkGHESEvent(t, a.appended()[i], tt.delivery, tt.wantType, tt.wantTime, bodies[i])
 	}
 }
+
+// TestEmitRedrive emits a redriven execution's EventBridge events (the
+// redrive fixtures of testdata/eventbridge, in the order EventBridge may
+// deliver them) as `streamfold emit` reads native lines: all accepted, the
+// redrive members decoded.
+func TestEmitRedrive(t *testing.T) {
+	fixtures := []struct {
+		name   string
+		status string
+		count  int
+	}{
+		{"eventbridge/redrive_attempt1_running.json", "RUNNING", 1},
+		{"eventbridge/redrive_attempt0_running.json", "RUNNING", 0},
+		{"eventbridge/redrive_attempt1_succeeded.json", "SUCCEEDED", 1},
+		{"eventbridge/execution_failed_full.json", "FAILED", 0},
+	}
+	var in bytes.Buffer
+	for _, f := range fixtures {
+		if err := json.Compact(&in, readTestdata(t, f.name)); err != nil {
+			t.Fatal(err)
+		}
+		in.WriteByte('\n')
+	}
+	tags := StaticTags{"arn:aws:states:us-east-1:123456789012:stateMachine:research-agent-prod": {"Type": "Agent", "Application": "StepFunctionsAgent"}}
+	a := &recordingAppender{}
+	sum, err := Emit(context.Background(), &in, a, EmitConfig{Tags: tags})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Accepted != 4 || len(sum.Rejected) != 0 || sum.Skipped != 0 {
+		t.Fatalf("emit summary %+v, want 4 accepted", sum)
+	}
+	for i, f := range fixtures {
+		e := a.appended()[i]
+		p, err := schema.Validate(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := p.(*schema.ExecutionStatusChange)
+		if d.Status != f.status || d.RedriveCount != f.count || (f.count > 0) != (d.RedriveDate != nil) || d.StartDate != 1759149290000 {
+			t.Errorf("%s: status %s, redriveCount %d, redriveDate %v, startDate %d", f.name, d.Status, d.RedriveCount, d.RedriveDate, d.StartDate)
+		}
+	}
+}
