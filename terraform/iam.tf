@@ -136,10 +136,24 @@ data "aws_iam_policy_document" "ingest" {
     resources = ["arn:${data.aws_partition.current.partition}:states:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:stateMachine:*"]
   }
 
+  # The EventBridge events that can never be appended, under the consumer
+  # "ingest" only (the table's partition key).
   statement {
-    sid       = "WebhookSecret"
+    sid       = "IngestDeadLetters"
+    actions   = ["dynamodb:PutItem"]
+    resources = [aws_dynamodb_table.dead_letters.arn]
+
+    condition {
+      test     = "ForAllValues:StringEquals"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["ingest"]
+    }
+  }
+
+  statement {
+    sid       = "IngestSecrets"
     actions   = ["secretsmanager:GetSecretValue"]
-    resources = [aws_secretsmanager_secret.github_webhook.arn]
+    resources = [aws_secretsmanager_secret.github_webhook.arn, aws_secretsmanager_secret.ingest_token.arn]
   }
 
   # The asynchronous invocation's on-failure destination (EventBridge

@@ -269,7 +269,8 @@ func expectedGrants() map[string][]grant {
 	add("archiver", []string{"arn:fake:aws_s3_bucket.archive"}, "s3:ListBucket")
 	add("ingest", []string{events}, "dynamodb:PutItem")
 	add("ingest", []string{"arn:aws:states:eu-west-1:123456789012:stateMachine:*"}, "states:ListTagsForResource")
-	add("ingest", []string{"arn:fake:aws_secretsmanager_secret.github_webhook"}, "secretsmanager:GetSecretValue")
+	add("ingest", []string{tableARN(schema.TableDeadLetters)}, "dynamodb:PutItem")
+	add("ingest", []string{"arn:fake:aws_secretsmanager_secret.github_webhook", "arn:fake:aws_secretsmanager_secret.ingest_token"}, "secretsmanager:GetSecretValue")
 	add("ingest", queue("ingest"), "sqs:SendMessage")
 	add("api", projTables, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
 	add("api", projIndexes, "dynamodb:Query")
@@ -315,10 +316,10 @@ func TestIAMCatchesProblems(t *testing.T) {
 		},
 		{
 			name: "wildcard action",
-			from: `actions   = ["dynamodb:PutItem"]
-    resources = [aws_dynamodb_table.dead_letters.arn]`,
-			to: `actions   = ["dynamodb:*"]
-    resources = [aws_dynamodb_table.dead_letters.arn]`,
+			from: `sid       = "PutDeadLetters"
+    actions   = ["dynamodb:PutItem"]`,
+			to: `sid       = "PutDeadLetters"
+    actions   = ["dynamodb:*"]`,
 			want: []string{
 				`data.aws_iam_policy_document.projector statement "PutDeadLetters": action "dynamodb:*" is not one exact action (no wildcards)`,
 				"projector: policy lacks dynamodb:PutItem on arn:fake:aws_dynamodb_table.dead_letters, which cmd/projector uses",
@@ -354,8 +355,10 @@ func TestIAMCatchesProblems(t *testing.T) {
 		},
 		{
 			name: "a table the function does not use",
-			from: `resources = [aws_dynamodb_table.dead_letters.arn]`,
-			to:   `resources = [aws_dynamodb_table.dead_letters.arn, aws_dynamodb_table.checkpoints.arn]`,
+			from: `resources = [aws_dynamodb_table.dead_letters.arn]
+  }`,
+			to: `resources = [aws_dynamodb_table.dead_letters.arn, aws_dynamodb_table.checkpoints.arn]
+  }`,
 			want: []string{"projector: policy grants dynamodb:PutItem on arn:fake:aws_dynamodb_table.checkpoints, which cmd/projector does not use"},
 		},
 	}

@@ -1,12 +1,16 @@
-# The ingest function's two producers (cmd/ingest tells them apart):
+# The ingest function's producers (cmd/ingest tells them apart):
 #
-#   - GitHub webhooks through a function URL with authorization NONE: GitHub
-#     cannot sign requests with SigV4, so the URL is public and every
-#     delivery is authenticated in the handler by its X-Hub-Signature-256
-#     HMAC, with the secret from Secrets Manager;
+#   - HTTP through a function URL with authorization NONE, routed by path
+#     (ingest.HTTPHandler, the handler `streamfold serve` serves locally):
+#     POST /webhooks/github for GitHub, which cannot sign requests with
+#     SigV4, so every delivery is authenticated in the handler by its
+#     X-Hub-Signature-256 HMAC with the webhook secret; POST /events
+#     (CloudEvents) and POST /eventbridge (one Step Functions event) with a
+#     bearer token, the ingest token. Both secrets come from Secrets Manager;
 #   - seed 002's single account-wide EventBridge rule for Step Functions
 #     execution status changes; the function keeps agent state machines
-#     only (Type=Agent, Application=StepFunctionsAgent tags).
+#     only (Type=Agent, Application=StepFunctionsAgent tags) and writes the
+#     events it can never append to the dead-letters table.
 
 locals {
   # Secrets are deleted at once in dev (a destroyed stage can be re-created
@@ -23,6 +27,12 @@ locals {
 resource "aws_secretsmanager_secret" "github_webhook" {
   name                    = "${local.name}/github-webhook-secret"
   description             = "GitHub webhook secret: ${local.name}-ingest verifies X-Hub-Signature-256 with it. Set with put-secret-value (docs/deployment.md)."
+  recovery_window_in_days = local.secret_recovery_days[var.stage]
+}
+
+resource "aws_secretsmanager_secret" "ingest_token" {
+  name                    = "${local.name}/ingest-token"
+  description             = "Bearer token of ${local.name}-ingest's POST /events and POST /eventbridge (16+ characters). Set with put-secret-value (docs/deployment.md)."
   recovery_window_in_days = local.secret_recovery_days[var.stage]
 }
 

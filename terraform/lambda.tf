@@ -23,11 +23,12 @@ locals {
       }
     }
     ingest = {
-      description = "streamfold ingest: GitHub webhooks (function URL) and Step Functions status changes (EventBridge) appended to the event table (cmd/ingest)"
+      description = "streamfold ingest: GitHub webhooks and CloudEvents (function URL) and Step Functions status changes (EventBridge) appended to the event table (cmd/ingest)"
       environment = {
-        STREAMFOLD_PREFIX         = var.prefix
-        STREAMFOLD_STAGE          = var.stage
-        GITHUB_WEBHOOK_SECRET_ARN = aws_secretsmanager_secret.github_webhook.arn
+        STREAMFOLD_PREFIX                  = var.prefix
+        STREAMFOLD_STAGE                   = var.stage
+        GITHUB_WEBHOOK_SECRET_ARN          = aws_secretsmanager_secret.github_webhook.arn
+        STREAMFOLD_INGEST_TOKEN_SECRET_ARN = aws_secretsmanager_secret.ingest_token.arn
       }
     }
     api = {

@@ -26,8 +26,18 @@ output "function_names" {
 }
 
 output "github_webhook_url" {
-  description = "Payload URL to give GitHub for workflow_job webhooks (content type application/json, secret = the value of github_webhook_secret_arn)."
+  description = "Payload URL to give GitHub for workflow_job webhooks: the ingest URL's /webhooks/github (content type application/json, secret = the value of github_webhook_secret_arn)."
+  value       = "${aws_lambda_function_url.webhook.function_url}webhooks/github"
+}
+
+output "ingest_url" {
+  description = "Base URL of the ingest function's routes: POST webhooks/github, POST events (CloudEvents) and POST eventbridge (bearer token = the value of ingest_token_secret_arn)."
   value       = aws_lambda_function_url.webhook.function_url
+}
+
+output "ingest_token_secret_arn" {
+  description = "Secrets Manager secret holding the bearer token of the ingest function's POST /events and POST /eventbridge; set its value out of band."
+  value       = aws_secretsmanager_secret.ingest_token.arn
 }
 
 output "github_webhook_secret_arn" {
