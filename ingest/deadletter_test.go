@@ -73,9 +73,9 @@ func TestStepFunctionsDeadLetterRecord(t *testing.T) {
 		t.Fatalf("invalid event: %v", err)
 	}
 	for rec, want := range map[string]string{
-		`{"stateMachineTags":{}}`: "ingest: dead letter record: event: is required",
+		`{"stateMachineTags":{}}`:             "ingest: dead letter record: event: is required",
 		`{"event":{},"stateMachineTags":[1]}`: "ingest: dead letter record: stateMachineTags: must be a JSON map, got array",
-		`not json`: "ingest: dead letter record: invalid JSON at byte 2: invalid character 'o' in literal null (expecting 'u')",
+		`not json`:                            "ingest: dead letter record: invalid JSON at byte 2: invalid character 'o' in literal null (expecting 'u')",
 	} {
 		if _, err := ParseStepFunctionsDeadLetter(rec); err == nil || err.Error() != want {
 			t.Errorf("ParseStepFunctionsDeadLetter(%s) = %v, want %q", rec, err, want)
