@@ -9,13 +9,15 @@ import (
 	"text/tabwriter"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/streamfold/streamfold/archiver"
+	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/projector"
 )
 
 func init() {
-	register(command{name: "deadletter", summary: "list or replay records the projector or archiver could not process", run: runDeadLetter})
+	register(command{name: "deadletter", summary: "list or replay records the projector, archiver or ingest function could not process", run: runDeadLetter})
 }
 
 const deadLetterHelp = `Usage:
@@ -31,7 +33,22 @@ that is still poison stays quarantined (and is listed with its error); the
 others are handed again to their consumer's handler (idempotently: the
 projector folds, the archiver rewrites the object of the record's position)
 and marked replayed. --consumer picks whose dead letters: "projector"
-(default) or "archiver" (whose archive is --archive-uri).
+(default), "archiver" (whose archive is --archive-uri) or "ingest".
+
+--consumer ingest: the EventBridge events the ingest function could never
+append (an agent's Step Functions event that fails validation, an event
+that is not a Step Functions status change, a state machine deleted before
+its tags were read, an event too large to store). Each entry keeps the
+event byte for byte, the reason, the error and the state machine's tags as
+the function found them. list shows them by event time (POSITION is
+time#id). replay re-submits each quarantined one through the same Step
+Functions adapter, with the recorded tags (or, when none were recorded,
+those of --sfn-tags), appending to the event table: "appended",
+"already_appended" and "skipped" (not an agent's machine) are marked
+replayed; one that still fails validation stays quarantined (stillPoison,
+exit 1), so replay after fixing the cause (a streamfold version that
+accepts the event, the state machine's tags). The summary lists what
+happened to each entry under "results".
 
 redrive is for the other way records fail in AWS: a batch that still failed
 after the event source mapping's retries (or grew older than its maximum
@@ -66,7 +83,8 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	fs := flag.NewFlagSet("deadletter "+sub, flag.ContinueOnError)
 	var g globals
 	g.register(fs, env)
-	consumer := fs.String("consumer", "projector", "consumer whose dead letters to use: projector or archiver")
+	consumer := fs.String("consumer", "projector", "consumer whose dead letters to use: projector, archiver or ingest")
+	sfnTags := fs.String("sfn-tags", "", `--consumer ingest, replay: where state machine tags come from for entries that recorded none: "aws" (ListTagsForResource), a JSON file {"<stateMachineArn>":{"Type":"Agent",..}}, or "none"; default "aws" unless --dynamodb-endpoint is set, then "none"`)
 	archiveURI := fs.String("archive-uri", "", "--consumer archiver: the archive, s3://BUCKET/PREFIX (default s3://PREFIX-STAGE-archive/archive)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	dryRun := fs.Bool("dry-run", false, "redrive: read the ranges and count their records, hand nothing over")
@@ -83,6 +101,16 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if *consumer == ingest.DeadLetterConsumer {
+		if sub == "redrive" {
+			return errorf(env, exitUsage, "deadletter redrive: --consumer: must be projector or archiver (the ingest function's failures are dead letters: use list and replay), got %q", *consumer)
+		}
+		tags, err := tagSource(*sfnTags, g.ddbEndpoint != "", func() ingest.TagLister { return sfn.NewFromConfig(clients.AWS) })
+		if err != nil {
+			return errorf(env, exitUsage, "deadletter: --sfn-tags: %v", err)
+		}
+		return runIngestDeadLetters(ctx, env, sub, clients.DynamoDB, n, tags, *asJSON, log)
+	}
 	projectorConsumer := *consumer
 	if projectorConsumer == "archiver" {
 		projectorConsumer = "projector"
@@ -102,7 +130,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 		handle = archiver.NewHandler(a, log).Handle
 	default:
 		if sub != "list" {
-			return errorf(env, exitUsage, "deadletter %s: --consumer: must be projector or archiver, got %q", sub, *consumer)
+			return errorf(env, exitUsage, "deadletter %s: --consumer: must be projector, archiver or ingest, got %q", sub, *consumer)
 		}
 	}
 	if sub == "redrive" {

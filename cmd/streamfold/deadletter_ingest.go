@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"text/tabwriter"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/schema"
+)
+
+// ingestDeadLetters is what `deadletter list|replay --consumer ingest`
+// needs of *projector.DeadLetters.
+type ingestDeadLetters interface {
+	List(ctx context.Context, consumer string) ([]projector.DeadLetter, error)
+	MarkReplayed(ctx context.Context, d projector.DeadLetter) error
+}
+
+// ingestReplayed is what replay did with one ingest dead letter.
+type ingestReplayed struct {
+	Position string `json:"position"`
+	EventID  string `json:"eventId"`
+	// Outcome is the adapter's (appended, already_appended, skipped),
+	// still_failing (a permanent error: left quarantined) or failed (a
+	// transient error, or the entry could not be read or marked).
+	Outcome string `json:"outcome"`
+	Error   string `json:"error,omitempty"`
+}
+
+// ingestReplayResult is the summary replay prints for --consumer ingest:
+// the fields of the other consumers' summary, and one result per
+// quarantined entry, in position order.
+type ingestReplayResult struct {
+	Replayed    int              `json:"replayed"`
+	StillPoison []string         `json:"stillPoison"`
+	Failed      []string         `json:"failed"`
+	Results     []ingestReplayed `json:"results"`
+}
+
+func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dynamodb.Client, n schema.Naming, tags ingest.TagSource, asJSON bool, log *slog.Logger) int {
+	dl := projector.NewDeadLetters(ddb, n.Table(schema.TableDeadLetters))
+	letters, err := dl.List(ctx, ingest.DeadLetterConsumer)
+	if err != nil {
+		return errorf(env, exitRuntime, "deadletter: %v", err)
+	}
+	if sub == "list" {
+		if asJSON {
+			if letters == nil {
+				letters = []projector.DeadLetter{}
+			}
+			if err := writeJSON(env.stdout, letters); err != nil {
+				return errorf(env, exitRuntime, "deadletter: %v", err)
+			}
+			return exitOK
+		}
+		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "POSITION\tSTATUS\tREASON\tERROR")
+		for _, d := range letters {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Position, d.Status, d.Reason, d.Error)
+		}
+		tw.Flush()
+		fmt.Fprintf(env.stdout, "%d dead letters for consumer %q in %s\n", len(letters), ingest.DeadLetterConsumer, n.Table(schema.TableDeadLetters))
+		return exitOK
+	}
+	app, err := ingest.NewAppender(ddb, ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
+	if err != nil {
+		return errorf(env, exitRuntime, "deadletter: %v", err)
+	}
+	res := replayIngest(ctx, letters, app, tags, dl, log)
+	if err := writeJSON(env.stdout, res); err != nil {
+		return errorf(env, exitRuntime, "deadletter: %v", err)
+	}
+	switch {
+	case len(res.Failed) > 0:
+		return exitRuntime
+	case len(res.StillPoison) > 0:
+		return exitFailed
+	}
+	return exitOK
+}
+
+// replayIngest re-submits the quarantined ingest dead letters through the
+// Step Functions adapter: with the tags the function recorded, else with
+// tags (nil: none). Entries the adapter handles are marked replayed; a
+// permanent error leaves the entry quarantined (StillPoison), a transient
+// one is Failed.
+func replayIngest(ctx context.Context, letters []projector.DeadLetter, app ingest.EventAppender, tags ingest.TagSource, dl ingestDeadLetters, log *slog.Logger) ingestReplayResult {
+	res := ingestReplayResult{StillPoison: []string{}, Failed: []string{}, Results: []ingestReplayed{}}
+	for _, d := range letters {
+		if d.Status != "quarantined" {
+			continue
+		}
+		r := ingestReplayed{Position: d.Position, EventID: d.EventID}
+		outcome, err := replayOne(ctx, d, app, tags, log)
+		switch {
+		case err != nil && isPermanentErr(err):
+			r.Outcome, r.Error = "still_failing", err.Error()
+			res.StillPoison = append(res.StillPoison, d.Position+": "+err.Error())
+		case err != nil:
+			r.Outcome, r.Error = "failed", err.Error()
+			res.Failed = append(res.Failed, d.Position+": "+err.Error())
+		default:
+			r.Outcome = outcome.String()
+			if err := dl.MarkReplayed(ctx, d); err != nil {
+				r.Outcome, r.Error = "failed", "appended but not marked replayed: "+err.Error()
+				res.Failed = append(res.Failed, d.Position+": "+r.Error)
+				break
+			}
+			res.Replayed++
+		}
+		res.Results = append(res.Results, r)
+	}
+	return res
+}
+
+// replayOne runs one dead letter's event through the adapter.
+func replayOne(ctx context.Context, d projector.DeadLetter, app ingest.EventAppender, tags ingest.TagSource, log *slog.Logger) (ingest.AdapterOutcome, error) {
+	rec, err := ingest.ParseStepFunctionsDeadLetter(d.Record)
+	if err != nil {
+		return 0, permanent{err}
+	}
+	var ev ingest.EventBridgeEvent
+	if err := json.Unmarshal(rec.Event, &ev); err != nil {
+		return 0, permanent{fmt.Errorf("EventBridge event: %w", err)}
+	}
+	var src ingest.TagSource = noTags{}
+	switch {
+	case rec.Tags != nil:
+		src = recordedTags(rec.Tags)
+	case tags != nil:
+		src = tags
+	}
+	return ingest.NewStepFunctionsAdapter(app, src, log).Handle(ctx, ev)
+}
+
+// noTags is the tag source of a dead letter that recorded no tags when no
+// other source is configured: the agent rule cannot be applied.
+type noTags struct{}
+
+func (noTags) Tags(context.Context, string) (map[string]string, error) {
+	return nil, permanent{errors.New(`no state machine tags were recorded with this dead letter and --sfn-tags is "none": give --sfn-tags aws or a tags file`)}
+}
+
+// recordedTags is the tag source of a dead letter: the tags the function
+// found, whatever the state machine.
+type recordedTags map[string]string
+
+func (r recordedTags) Tags(context.Context, string) (map[string]string, error) {
+	return maps.Clone(map[string]string(r)), nil
+}
+
+// permanent marks an error that replaying again cannot fix.
+type permanent struct{ err error }
+
+func (p permanent) Error() string   { return p.err.Error() }
+func (p permanent) Unwrap() error   { return p.err }
+func (p permanent) Permanent() bool { return true }
+
+func isPermanentErr(err error) bool {
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
+}
