@@ -693,6 +693,9 @@ func TestWebhookHandlerGHES(t *testing.T) {
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("User-Agent", "GitHub-Hookshot/044aadd")
+		// What a GitHub Enterprise Server adds to its deliveries.
+		req.Header.Set("X-GitHub-Enterprise-Host", "ghe.example.com")
+		req.Header.Set("X-GitHub-Enterprise-Version", "3.3.0")
 		req.Header.Set(HeaderGitHubEvent, "workflow_job")
 		req.Header.Set(HeaderGitHubDelivery, tt.delivery)
 		req.Header.Set(HeaderHubSignature, sign(testSecret, body))
