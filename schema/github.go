@@ -171,10 +171,11 @@ var JobConclusions = []string{"success", "failure", "cancelled", "skipped", "neu
 
 // EventTime is when the action happened according to the payload: the job's
 // completed_at, started_at or created_at, whichever the action implies,
-// falling back to the earliest of the others that the payload has (a
-// queued delivery without created_at, as older GitHub Enterprise Server
-// versions send, takes its started_at, which GitHub sets to the queueing
-// time). It returns the zero time when the payload has none of them.
+// else the next of completed_at, started_at, created_at (queued and
+// waiting: created_at, then started_at) that the payload has: a queued
+// delivery without created_at, as older GitHub Enterprise Server versions
+// send, takes its started_at, which GitHub sets to the queueing time. It
+// returns the zero time when the payload has none of them.
 func (p *WorkflowJobWebhook) EventTime() time.Time {
 	j := p.WorkflowJob
 	pick := func(ts ...*time.Time) time.Time {
