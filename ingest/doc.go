@@ -15,6 +15,14 @@
 //     and native EventBridge Step Functions events (`streamfold emit`).
 //   - WebhookHandler is the HTTP endpoint for GitHub webhooks: HMAC-SHA256
 //     signature verification, body size limit, one event per delivery.
+//   - HTTPHandler serves every ingest route, the same code under `streamfold
+//     serve` and behind the ingest Lambda's function URL: POST
+//     /webhooks/github (WebhookHandler), POST /events (CloudEvents 1.0 over
+//     HTTP in structured, binary and batched modes, DecodeCloudEvents, with
+//     a bearer token) and POST /eventbridge (one EventBridge event through
+//     StepFunctionsAdapter). It answers per event: accepted, duplicate,
+//     rejected (naming the fields), too_large (413) or failed (503, the only
+//     retryable one).
 //   - StepFunctionsAdapter is the EventBridge target for Step Functions
 //     status changes; it keeps only agent state machines (seed 002's tags,
 //     looked up through a TagCache).
