@@ -28,7 +28,11 @@ type Options struct {
 	// gives up on them with an *IncompleteError. Default 5.
 	Rounds int
 	// Projector configures the projector (commit concurrency within a chunk,
-	// conflict retries within a round).
+	// conflict retries within a round, retention). Its ExpiredBefore
+	// defaults to the time the fold starts: history older than the
+	// retention is not projected into items that would be born expired
+	// (Stats.Expired counts them); a longer Projector.RetentionDays keeps
+	// it.
 	Projector projector.Config
 	// Progress, when set, is called after every chunk, never concurrently.
 	Progress func(Progress)
@@ -96,6 +100,10 @@ type Stats struct {
 	// subject); they are among the failed subjects.
 	Commits int `json:"commits"`
 	Poison  int `json:"poison"`
+	// Expired counts the items left out because they would be born
+	// expired: their aggregate's events were recorded longer ago than the
+	// retention (projector.Config.ExpiredBefore).
+	Expired int `json:"expired"`
 	// Chunks counts Project calls; Retried subjects projected again after a
 	// failure; Failed subjects that were still failing after every round.
 	Chunks  int `json:"chunks"`
@@ -135,6 +143,9 @@ func foldArchive(ctx context.Context, src Source, store projector.Store, opts Op
 	opts.SetDefaults()
 	if err := opts.Validate(); err != nil {
 		return Stats{}, err
+	}
+	if opts.Projector.ExpiredBefore.IsZero() {
+		opts.Projector.ExpiredBefore = time.Now()
 	}
 	proj, err := projector.New(store, opts.Projector)
 	if err != nil {
@@ -289,6 +300,7 @@ func (f *folder) projectChunks(ctx context.Context, chunks [][]group, last bool)
 				f.st.Changed += out.Changed
 				f.st.Unchanged += out.Unchanged
 				f.st.Commits += out.Commits
+				f.st.Expired += out.Expired
 				f.st.Poison += len(out.Poison)
 				for _, g := range c {
 					err, bad := out.Failed[g.subject]

@@ -35,6 +35,13 @@ func workload(t testing.TB, seed int64, n int, start time.Time) []schema.Event {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Recorded now, as the appender would: projections expire 90 days
+	// after their events were recorded, and a fold of history recorded
+	// longer ago leaves them out (projector.Config.ExpiredBefore).
+	now := time.Now().UTC()
+	for i := range evs {
+		evs[i].RecordedAt = &now
+	}
 	return evs
 }
 

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/schema"
 )
 
 // VerifyOptions configures Verify.
@@ -49,6 +52,10 @@ type Report struct {
 	// Differences lists every difference, by kind, key and attribute;
 	// empty (not null) when there is none.
 	Differences []Difference `json:"differences"`
+	// ExpiredLive counts live rows left out of the comparison because
+	// their ttl has passed (DynamoDB deletes such items within days, and
+	// the fold of the archive does not project them).
+	ExpiredLive int `json:"expiredLive"`
 }
 
 // OK reports whether the projection agrees with the archive.
@@ -62,12 +69,21 @@ func (r Report) OK() bool { return len(r.Differences) == 0 }
 // memory. Live rows written by events the archive does not hold yet (the
 // archiver's lag) show as differences: verify a quiet system, or one whose
 // archiver has caught up.
+//
+// Rows with a TTL (run summaries) that has passed are no difference: the
+// fold leaves out what would be born expired (projector.Config.ExpiredBefore,
+// default now) and the live rows already expired are counted in
+// Report.ExpiredLive and left out.
 func Verify(ctx context.Context, src Source, live Live, opts VerifyOptions) (Report, error) {
 	opts.SetDefaults()
 	if err := opts.Validate(); err != nil {
 		return Report{}, err
 	}
 	kinds, _ := selectKinds(opts.Kinds)
+	if opts.Projector.ExpiredBefore.IsZero() {
+		opts.Projector.ExpiredBefore = time.Now()
+	}
+	cutoff := opts.Projector.ExpiredBefore.Unix()
 	mem := projector.NewMemStore()
 	st, err := foldArchive(ctx, src, mem, opts.Options)
 	rep := Report{Archive: st, Differences: []Difference{}}
@@ -85,10 +101,27 @@ func Verify(ctx context.Context, src Source, live Live, opts VerifyOptions) (Rep
 		if err != nil {
 			return rep, err
 		}
+		var expired int
+		l, expired = dropExpired(l, cutoff)
+		rep.ExpiredLive += expired
 		rep.Rows = append(rep.Rows, RowCount{Kind: k.Name, Table: k.Table, Archive: len(a), Projection: len(l)})
 		rep.Differences = append(rep.Differences, Compare(k, a, l, opts.Tolerance)...)
 	}
 	return rep, nil
+}
+
+// dropExpired leaves out the rows whose ttl is at or before cutoff.
+func dropExpired(rows []map[string]types.AttributeValue, cutoff int64) ([]map[string]types.AttributeValue, int) {
+	out := rows[:0:0]
+	for _, r := range rows {
+		if n, ok := r[schema.AttrTTL].(*types.AttributeValueMemberN); ok {
+			if ttl, err := strconv.ParseInt(n.Value, 10, 64); err == nil && ttl <= cutoff {
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out, len(rows) - len(out)
 }
 
 func selectKinds(names []string) ([]RowKind, error) {

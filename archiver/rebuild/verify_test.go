@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -261,3 +262,98 @@ func TestVerifyArchiveSideIsRederived(t *testing.T) {
 }
 
 func projectorCanon(r row) map[string]any { return projector.CanonicalItem(r) }
+
+// TestVerifyLeavesOutExpired: history recorded longer ago than the
+// retention. The live run summaries written back then carry a ttl that
+// has passed (DynamoDB deletes them within days), and the fold of the
+// archive does not project them: neither is a difference, and the expired
+// live rows are counted. Counter rows without a TTL still compare.
+func TestVerifyLeavesOutExpired(t *testing.T) {
+	evs := workload(t, 12, 1000, simulate.DefaultStart)
+	old := time.Now().UTC().AddDate(0, 0, -120)
+	for i := range evs {
+		evs[i].RecordedAt = &old
+	}
+	m := projector.NewMemStore()
+	projectAsStream(t, m, evs, 100)
+	runs := len(m.Items(schema.TableWorkflowRuns))
+	if runs == 0 {
+		t.Fatal("no run summary in the workload")
+	}
+	rep, err := Verify(context.Background(), Events(evs), StoreLive(m), VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("differences: %s", showDiffs(rep.Differences))
+	}
+	if rep.ExpiredLive != runs {
+		t.Fatalf("ExpiredLive = %d, want the %d run summaries", rep.ExpiredLive, runs)
+	}
+	if rep.Archive.Expired == 0 {
+		t.Fatal("the fold left out no born-expired item")
+	}
+	for _, rc := range rep.Rows {
+		if rc.Kind != KindRunSummaries && (rc.Archive == 0 || rc.Archive != rc.Projection) {
+			t.Fatalf("row counts %+v: rows without a TTL must still be compared", rc)
+		}
+	}
+	// With a year of retention the fold keeps the history, which the live
+	// side, projected with 90 days, has let expire: each run summary is
+	// missing from the projection.
+	rep, err = Verify(context.Background(), Events(evs), StoreLive(m), VerifyOptions{Options: Options{Projector: projector.Config{RetentionDays: 365}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Archive.Expired != 0 {
+		t.Fatalf("Expired = %d with 365 days of retention", rep.Archive.Expired)
+	}
+	missing := 0
+	for _, d := range rep.Differences {
+		if d.Kind == KindRunSummaries && d.Problem == MissingInProjection {
+			missing++
+		}
+	}
+	if missing != runs || len(rep.Differences) != runs {
+		t.Fatalf("differences with 365 days of retention: %s; want the %d run summaries missing", showDiffs(rep.Differences), runs)
+	}
+}
+
+// TestRebuildSkipsBornExpired: a rebuild of history recorded longer ago
+// than the retention writes no item that would be born expired and counts
+// them; --retention (Projector.RetentionDays) long enough writes them all.
+func TestRebuildSkipsBornExpired(t *testing.T) {
+	evs := workload(t, 13, 1000, simulate.DefaultStart)
+	old := time.Now().UTC().AddDate(0, 0, -120)
+	for i := range evs {
+		evs[i].RecordedAt = &old
+	}
+	withTTL := []string{schema.TableWorkflowJobs, schema.TableWorkflowRuns, schema.TableDeployments, schema.TableMessages}
+	m := projector.NewMemStore()
+	st, err := Rebuild(context.Background(), Events(evs), m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range withTTL {
+		if n := len(m.Items(table)); n != 0 {
+			t.Errorf("%d %s items born expired were written", n, table)
+		}
+	}
+	if n := len(m.Items(schema.TableWorkflows)); n == 0 {
+		t.Error("no sf/ldf item: tables without a TTL must be rebuilt")
+	}
+	kept := projector.NewMemStore()
+	st2, err := Rebuild(context.Background(), Events(evs), kept, Options{Projector: projector.Config{RetentionDays: 365}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := 0
+	for _, table := range withTTL {
+		if table != schema.TableWorkflowRuns {
+			items += len(kept.Items(table))
+		}
+	}
+	if st2.Expired != 0 || items == 0 || st.Expired != items {
+		t.Fatalf("Expired = %d at 90 days, %d at 365 days; want %d (the items written at 365 days) and 0", st.Expired, st2.Expired, items)
+	}
+}

@@ -44,11 +44,20 @@ retried), but it only adds what the archive holds and the stored states
 lack: it restores history, it cannot undo a row changed behind the
 projector's back.
 
+Retention: jobs, runs, deployments and messages expire 90 days after their
+events were recorded (recordedat), as in the stream. History recorded longer
+ago would be born expired: it is skipped and counted ("born expired" in the
+summary), not written. --retention DAYS keeps items that long after their
+recording instead, e.g. --retention 400 to look at last year's jobs; tables
+without a TTL (executions, sf/ldf workflows, daily metrics) are rebuilt in
+full either way.
+
 Progress goes to standard error, the summary to standard output.
 
 Examples:
   streamfold rebuild --from-archive s3://streamfold-prod-archive/archive --stage prod --target-prefix sf-rebuilt
   streamfold rebuild --from-archive s3://streamfold-dev-archive/archive --into in-place --json
+  streamfold rebuild --from-archive s3://streamfold-prod-archive/archive --stage prod --retention 400
 
 Exit status: 0 rebuilt; 1 the fresh target is not empty, or some aggregates
 could not be projected (run it again: it is idempotent); 2 usage; 3 the
@@ -104,6 +113,7 @@ func foldFlags(fs *flag.FlagSet, o *rebuild.Options) {
 	fs.IntVar(&o.ChunkEvents, "chunk", d.ChunkEvents, "events per projector call (whole subjects)")
 	fs.IntVar(&o.Workers, "workers", d.Workers, "projector calls at once")
 	fs.IntVar(&o.BufferEvents, "buffer", d.BufferEvents, "events held in memory before they are grouped by subject and projected")
+	fs.IntVar(&o.Projector.RetentionDays, "retention", 0, "days an item with a TTL lives after its events were recorded (default: the table's, 90 for jobs, runs, deployments and messages); what would be born expired is skipped and counted")
 }
 
 // checkFoldFlags rejects values the options would silently replace by
@@ -116,6 +126,9 @@ func checkFoldFlags(o rebuild.Options) error {
 		if f.v < 1 {
 			return fmt.Errorf("%s: must be at least 1, got %d", f.name, f.v)
 		}
+	}
+	if d := o.Projector.RetentionDays; d < 0 || d > projector.MaxRetentionDays {
+		return fmt.Errorf("--retention: must be between 1 and %d days, got %d", projector.MaxRetentionDays, d)
 	}
 	o.SetDefaults()
 	return o.Validate()
@@ -238,8 +251,11 @@ func runRebuild(ctx context.Context, env *cliEnv, args []string) int {
 	if len(sum.TablesCreated) > 0 {
 		fmt.Fprintf(env.stdout, "created %d tables %s-%s-*\n", len(sum.TablesCreated), target.Prefix, target.Stage)
 	}
-	fmt.Fprintf(env.stdout, "rebuilt %s-%s-* %s from %s: %d events (%d projected, %d non-agent, %d invalid), %d subjects: %d changed, %d unchanged, %d failed; %d commits in %.1fs (%.0f events/s)\n",
+	fmt.Fprintf(env.stdout, "rebuilt %s-%s-* %s from %s: %d events (%d projected, %d non-agent, %d invalid), %d subjects: %d changed, %d unchanged, %d failed; %d items born expired (skipped); %d commits in %.1fs (%.0f events/s)\n",
 		target.Prefix, target.Stage, *into, sum.Archive, st.Events, st.Projected, st.NonAgent, st.Invalid,
-		st.Subjects, st.Changed, st.Unchanged, st.Failed, st.Commits, st.Seconds, st.EventsPerSecond)
+		st.Subjects, st.Changed, st.Unchanged, st.Failed, st.Expired, st.Commits, st.Seconds, st.EventsPerSecond)
+	if st.Expired > 0 {
+		fmt.Fprintf(env.stderr, "rebuild: %d items were not written: their events were recorded longer ago than the retention; --retention DAYS keeps them\n", st.Expired)
+	}
 	return code
 }

@@ -132,6 +132,9 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	fmt.Fprintf(env.stdout, "verified %s-%s-* against %s (%d archived events); rows archive/projection: %s\n",
 		n.Prefix, n.Stage, arch.URI(), rep.Archive.Events, strings.Join(rows, ", "))
+	if rep.ExpiredLive > 0 || rep.Archive.Expired > 0 {
+		fmt.Fprintf(env.stdout, "left out as expired (past their retention): %d live rows, %d items of the archive's fold\n", rep.ExpiredLive, rep.Archive.Expired)
+	}
 	if rep.OK() {
 		fmt.Fprintln(env.stdout, "no difference")
 		return code
