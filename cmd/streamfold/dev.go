@@ -29,7 +29,10 @@ The tools come from "make tools" (installed under .tools/). up reuses a
 service that already answers on its port, waits until both answer, then
 prints the endpoints and the export line for other commands and tests:
 
-  export STREAMFOLD_DYNAMODB_ENDPOINT=http://127.0.0.1:8766 STREAMFOLD_S3_ENDPOINT=http://127.0.0.1:9766
+  export STREAMFOLD_DYNAMODB_ENDPOINT=http://127.0.0.1:8766 STREAMFOLD_S3_ENDPOINT=http://127.0.0.1:9766 STREAMFOLD_PREFIX=streamfold STREAMFOLD_STAGE=dev
+
+Every table is PREFIX-STAGE-NAME: a command run without the prefix and stage
+of "dev up --prefix X --stage Y" looks for other tables, and says which.
 
 DynamoDB Local runs in memory: "dev down" discards every table.
 
@@ -51,7 +54,7 @@ func runDev(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	fs := flag.NewFlagSet("dev "+sub, flag.ContinueOnError)
 	var cfg devstack.Config
-	fs.StringVar(&cfg.ToolsDir, "tools-dir", envOr(env, "STREAMFOLD_TOOLS_DIR", envOr(env, "TOOLS_DIR", ".tools")), "where `make tools` installed the tools (env STREAMFOLD_TOOLS_DIR or TOOLS_DIR)")
+	fs.StringVar(&cfg.ToolsDir, "tools-dir", envOr(env, "STREAMFOLD_TOOLS_DIR", envOr(env, "TOOLS_DIR", ".tools")), "where \"make tools\" installed DynamoDB Local, MinIO and Terraform (env STREAMFOLD_TOOLS_DIR or TOOLS_DIR)")
 	fs.StringVar(&cfg.StateDir, "state-dir", env.getenv("STREAMFOLD_STATE_DIR"), "where pid files, logs and MinIO data go; default TOOLS_DIR/run (env STREAMFOLD_STATE_DIR)")
 	fs.IntVar(&cfg.DynamoDBPort, "dynamodb-port", envInt(env, "STREAMFOLD_DYNAMODB_PORT", 8766), "DynamoDB Local port on 127.0.0.1 (env STREAMFOLD_DYNAMODB_PORT)")
 	fs.IntVar(&cfg.S3Port, "s3-port", envInt(env, "STREAMFOLD_S3_PORT", 9766), "MinIO port on 127.0.0.1 (env STREAMFOLD_S3_PORT)")
@@ -134,6 +137,8 @@ func provisionLocal(ctx context.Context, st devstack.Status, cfg devstack.Config
 	rep.Export = map[string]string{
 		"STREAMFOLD_DYNAMODB_ENDPOINT": st.DynamoDB.Endpoint,
 		"STREAMFOLD_S3_ENDPOINT":       st.S3.Endpoint,
+		"STREAMFOLD_PREFIX":            prefix,
+		"STREAMFOLD_STAGE":             stage,
 	}
 	return rep, nil
 }
@@ -160,8 +165,20 @@ func printDev(env *cliEnv, sub string, rep devReport) {
 		}
 		fmt.Fprintf(env.stdout, "tables    %d ready (%d created), e.g. %s\n", len(rep.Tables), created, rep.Tables[0].Name)
 		fmt.Fprintf(env.stdout, "bucket    %s\n", rep.Bucket)
-		fmt.Fprintf(env.stdout, "\nexport STREAMFOLD_DYNAMODB_ENDPOINT=%s STREAMFOLD_S3_ENDPOINT=%s\n", rep.DynamoDB.Endpoint, rep.S3.Endpoint)
+		fmt.Fprintf(env.stdout, "\n%s\n", exportLine(rep.Export))
 	}
+}
+
+// exportLine renders the variables other commands and the tests read, in
+// a fixed order, as one shell export line.
+func exportLine(vars map[string]string) string {
+	line := "export"
+	for _, k := range []string{"STREAMFOLD_DYNAMODB_ENDPOINT", "STREAMFOLD_S3_ENDPOINT", "STREAMFOLD_PREFIX", "STREAMFOLD_STAGE"} {
+		if v, ok := vars[k]; ok {
+			line += " " + k + "=" + v
+		}
+	}
+	return line
 }
 
 func envInt(env *cliEnv, key string, def int) int {

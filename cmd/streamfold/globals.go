@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/awsclient"
@@ -42,14 +44,39 @@ func (g *globals) naming() (schema.Naming, error) {
 }
 
 func (g *globals) clients(ctx context.Context) (*awsclient.Clients, error) {
-	return awsclient.New(ctx, awsclient.Config{
+	c, err := awsclient.New(ctx, awsclient.Config{
 		Region:           g.region,
 		DynamoDBEndpoint: g.ddbEndpoint,
 		S3Endpoint:       g.s3Endpoint,
 		S3AccessKey:      g.s3Key,
 		S3SecretKey:      g.s3Secret,
 	})
+	if err != nil || g.ddbEndpoint != "" {
+		return c, err
+	}
+	// AWS: without credentials the SDK would try the instance metadata
+	// service, retrying for several seconds per call, and end in an error
+	// about it; say at once what is missing and where the local stack is.
+	if c.AWS.Region == "" {
+		return nil, fmt.Errorf("%w: no AWS region (--region or AWS_REGION)%s", ErrNoAWS, localStackHint)
+	}
+	cctx, cancel := context.WithTimeout(ctx, credentialsTimeout)
+	defer cancel()
+	if _, err := c.AWS.Credentials.Retrieve(cctx); err != nil {
+		return nil, fmt.Errorf("%w: no AWS credentials found (AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, SSO or an instance role)%s", ErrNoAWS, localStackHint)
+	}
+	return c, nil
 }
+
+// ErrNoAWS is wrapped by the error of a command that would reach AWS (no
+// --dynamodb-endpoint) without a region or credentials.
+var ErrNoAWS = errors.New("not configured for AWS")
+
+// credentialsTimeout bounds the credentials check before an AWS command.
+const credentialsTimeout = 3 * time.Second
+
+// localStackHint ends the errors that say AWS is not configured.
+const localStackHint = `; to use the local stack instead, run "streamfold dev up" and export the line it prints (STREAMFOLD_DYNAMODB_ENDPOINT=http://127.0.0.1:8766 STREAMFOLD_S3_ENDPOINT=http://127.0.0.1:9766 ...), or pass --dynamodb-endpoint and --s3-endpoint`
 
 // defaultArchive is the archive of a naming: its bucket, prefix "archive"
 // (where the local stack and Terraform put it).
@@ -74,7 +101,22 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// errorf prints "streamfold: " and the message on standard error and
+// returns code. When an argument is a *awsclient.TableNotFoundError, a hint
+// on the table prefix follows.
 func errorf(env *cliEnv, code int, format string, args ...any) int {
 	fmt.Fprintf(env.stderr, "streamfold: "+format+"\n", args...)
+	for _, a := range args {
+		var nf *awsclient.TableNotFoundError
+		if err, ok := a.(error); ok && errors.As(err, &nf) {
+			fmt.Fprintln(env.stderr, tableHint)
+			break
+		}
+	}
 	return code
 }
+
+// tableHint follows an error about a table that does not exist.
+const tableHint = `hint: tables are named PREFIX-STAGE-NAME. Pass the prefix and stage the tables were created with
+      (--prefix, --stage or STREAMFOLD_PREFIX, STREAMFOLD_STAGE; defaults streamfold and dev): "streamfold dev up
+      --prefix X" prints them in its export line, and "streamfold deploy output" lists the deployed tables.`

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -129,11 +130,21 @@ func subcommand(env *cliEnv, name string, args []string, help string, allowed ..
 			}
 		}
 		if args[0] == "-h" || args[0] == "--help" {
-			fmt.Fprint(env.stderr, help)
+			fmt.Fprint(env.stderr, commandHelp(name, help))
 			return "", exitOK, false
 		}
 		fmt.Fprintf(env.stderr, "streamfold: %s: unknown subcommand %q\n", name, args[0])
 	}
-	fmt.Fprint(env.stderr, help)
+	fmt.Fprint(env.stderr, commandHelp(name, help))
 	return "", exitUsage, false
+}
+
+// commandHelp is the help of a command with subcommands, printed without
+// a subcommand: its flags belong to the subcommands, so the trailing
+// "Flags:" heading gives way to where they are listed.
+func commandHelp(name, help string) string {
+	if body, ok := strings.CutSuffix(help, "Flags:\n"); ok {
+		return body + "Each subcommand lists its flags: streamfold " + name + " SUBCOMMAND -h\n"
+	}
+	return help
 }

@@ -42,9 +42,10 @@ with its own checkpoints and the same handler code its Lambda function runs:
 A record that still fails after --max-retries goes to the dead-letter table
 under its consumer's name (see "streamfold deadletter"); poison records go
 there at once (the archiver also writes them under the archive's errors/
-prefix). Progress and lag are printed on standard error once a second (lag is
-now minus the last record's ApproximateCreationDateTime, which DynamoDB Local
-truncates to the minute); a summary is printed on standard output at the end
+prefix). Progress is printed on standard error when it moves (at most once a
+second): records, batches, shards and the lag, now minus the last record's
+ApproximateCreationDateTime (on DynamoDB Local only approximate: it rounds
+those times down to the minute, and says so); a summary is printed on standard output at the end
 (--json: as JSON).
 
 The summary says what each consumer's DynamoDB calls cost: the capacity units
@@ -176,7 +177,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	cfg.Logger = log
 	cfg.OnPoison = stack.dl.OnPoison(cfg.Consumer)
 	if !*quiet {
-		cfg.Progress = printProgress(env, cfg.Consumer)
+		cfg.Progress = printProgress(env, cfg.Consumer, g.ddbEndpoint != "")
 	}
 	proj, err := streamrun.New(clients.Streams, checkpoints, stack.handler.Handle, cfg)
 	if err != nil {
@@ -198,7 +199,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 		acfg.UntilCaughtUp = cfg.UntilCaughtUp
 		acfg.OnPoison = projector.NewDeadLetters(archDDB, n.Table(schema.TableDeadLetters)).OnPoison(acfg.Consumer)
 		if !*quiet {
-			acfg.Progress = printProgress(env, acfg.Consumer)
+			acfg.Progress = printProgress(env, acfg.Consumer, g.ddbEndpoint != "")
 		}
 		archCheckpoints := streamrun.NewDynamoCheckpoints(archDDB, n.Table(schema.TableCheckpoints))
 		arch, err := streamrun.New(clients.Streams, archCheckpoints, archiver.NewHandler(a, log).Handle, acfg)
@@ -332,11 +333,31 @@ func writeCapacity(b *strings.Builder, indent, what string, s capacity.Snapshot,
 	fmt.Fprintf(b, "%sby table: %s\n", indent, strings.Join(parts, ", "))
 }
 
-// printProgress prints a consumer's counters (streamrun calls it once a
-// second and when the consumer stops).
-func printProgress(env *cliEnv, consumer string) func(streamrun.Stats) {
+// printProgress prints a consumer's counters when they moved (streamrun
+// calls it once a second and when the consumer stops): the first report,
+// then one line per change, never the same line twice. approx says the lag
+// is only as precise as DynamoDB Local's minute-rounded record times.
+func printProgress(env *cliEnv, consumer string, approx bool) func(streamrun.Stats) {
+	var mu sync.Mutex
+	var last *streamrun.Stats
 	return func(s streamrun.Stats) {
-		fmt.Fprintf(env.stderr, "run: %-9s %d records in %d batches, lag %dms, shards %d open %d done, retries %d, dead-lettered %d\n",
-			consumer, s.Records, s.Batches, s.LagMillis, s.ShardsOpen, s.ShardsDone, s.Retries, s.Poisoned)
+		mu.Lock()
+		defer mu.Unlock()
+		moved := last == nil
+		if last != nil {
+			prev, cur := *last, s
+			prev.LagMillis, cur.LagMillis = 0, 0
+			moved = prev != cur
+		}
+		if !moved {
+			return
+		}
+		last = &s
+		lag := fmt.Sprintf("lag %.1fs", float64(s.LagMillis)/1000)
+		if approx {
+			lag = fmt.Sprintf("lag ~%ds (approximate: DynamoDB Local rounds record times down to the minute)", (s.LagMillis+500)/1000)
+		}
+		fmt.Fprintf(env.stderr, "run: %-9s %d records in %d batches, %s, shards %d open %d done, retries %d, dead-lettered %d\n",
+			consumer, s.Records, s.Batches, lag, s.ShardsOpen, s.ShardsDone, s.Retries, s.Poisoned)
 	}
 }

@@ -87,6 +87,7 @@ func New(ctx context.Context, c Config) (*Clients, error) {
 	}
 	out := &Clients{AWS: cfg}
 	out.DynamoDB = dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, nameMissingTables)
 		if c.DynamoDBEndpoint != "" {
 			o.BaseEndpoint = aws.String(c.DynamoDBEndpoint)
 			o.Credentials = static(or(c.AccessKey, "local"), or(c.SecretKey, "local"))
