@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sync"
 	"time"
@@ -267,6 +268,9 @@ func Down(ctx context.Context, cfg Config) (Status, error) {
 		return Status{}, err
 	}
 	var errs []error
+	// The endpoints the stopped processes listened on, which the state
+	// dir's pid files know even when cfg's ports are the defaults.
+	stopped := map[string]string{}
 	for _, s := range services(cfg) {
 		rec, err := readPidFile(s.pidPath)
 		if err != nil {
@@ -274,6 +278,9 @@ func Down(ctx context.Context, cfg Config) (Status, error) {
 				errs = append(errs, err)
 			}
 			continue
+		}
+		if ep, ok := endpointOf(cfg.Host, rec.Argv); ok {
+			stopped[s.spec.Name] = ep
 		}
 		if rec.alive() {
 			if err := stop(ctx, rec); err != nil {
@@ -286,5 +293,33 @@ func Down(ctx context.Context, cfg Config) (Status, error) {
 		}
 	}
 	st, _ := Check(ctx, cfg)
+	for _, svc := range []*Service{&st.DynamoDB, &st.S3} {
+		if ep, ok := stopped[svc.Name]; ok && ep != svc.Endpoint {
+			svc.Endpoint, svc.PID, svc.StartedByUs = ep, 0, false
+			svc.Running = probeAny(ctx, svc.Name, ep)
+		}
+	}
 	return st, errors.Join(errs...)
+}
+
+// endpointOf reads the endpoint a service was started on from its command
+// line (DynamoDB Local's -port, MinIO's --address).
+func endpointOf(host string, argv []string) (string, bool) {
+	for i := 0; i+1 < len(argv); i++ {
+		switch argv[i] {
+		case "-port":
+			return "http://" + net.JoinHostPort(host, argv[i+1]), true
+		case "--address":
+			return "http://" + argv[i+1], true
+		}
+	}
+	return "", false
+}
+
+// probeAny probes the endpoint of the named service.
+func probeAny(ctx context.Context, name, endpoint string) bool {
+	if name == NameDynamoDB {
+		return probeDynamoDB(ctx, endpoint) == nil
+	}
+	return probeMinIO(ctx, endpoint) == nil
 }

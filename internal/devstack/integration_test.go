@@ -171,8 +171,10 @@ func TestIntegrationUpCheckDown(t *testing.T) {
 		t.Errorf("Check:\n got  %+v\n want %+v", st, up)
 	}
 
+	// Down by state dir alone (the ports left at their defaults, as in
+	// "dev down --state-dir DIR") stops this stack and reports its ports.
 	t0 = time.Now()
-	down, err := Down(ctx, cfg)
+	down, err := Down(ctx, Config{ToolsDir: cfg.ToolsDir, StateDir: cfg.StateDir})
 	if err != nil {
 		t.Fatalf("Down: %v", err)
 	}
@@ -181,6 +183,9 @@ func TestIntegrationUpCheckDown(t *testing.T) {
 		if s.Running || s.StartedByUs || s.PID != 0 {
 			t.Errorf("after Down: %+v, want nothing", s)
 		}
+	}
+	if down.DynamoDB.Endpoint != up.DynamoDB.Endpoint || down.S3.Endpoint != up.S3.Endpoint {
+		t.Errorf("Down reported %s and %s, want the stopped stack's %s and %s", down.DynamoDB.Endpoint, down.S3.Endpoint, up.DynamoDB.Endpoint, up.S3.Endpoint)
 	}
 	for _, port := range []int{itDynamoDBPort, itS3Port, itS3Port + 1} {
 		if portOpen("127.0.0.1", port) {
