@@ -260,7 +260,10 @@ func lambdaRecords(t testing.TB, evs []schema.Event) []events.DynamoDBEventRecor
 	t.Helper()
 	seen := map[string]bool{}
 	var out []events.DynamoDBEventRecord
-	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	// Recorded now, as the appender would: projections expire 90 days
+	// after their events were recorded, and DynamoDB Local deletes what has
+	// expired while the test runs.
+	now := time.Now().UTC().Truncate(time.Second)
 	for i, e := range evs {
 		if _, err := schema.Validate(&e); err != nil {
 			t.Fatal(err)

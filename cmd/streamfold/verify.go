@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/archiver/rebuild"
 )
 
@@ -88,6 +89,11 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) int {
 	vopts.SetDefaults()
 	if err := vopts.Validate(); err != nil {
 		return errorf(env, exitUsage, "verify: %v", err)
+	}
+	if *from != "" {
+		if _, _, err := archiver.ParseURI(*from); err != nil {
+			return errorf(env, exitUsage, "verify: --from-archive: %v", err)
+		}
 	}
 	c, err := g.clients(ctx)
 	if err != nil {
