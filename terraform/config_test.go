@@ -217,6 +217,7 @@ var computed = map[string]func(addr string) cty.Value{
 	"json":          func(a string) cty.Value { return cty.StringVal("json:" + a) },
 	"bucket":        func(a string) cty.Value { return cty.StringVal("bucket:" + a) },
 	"alarm_name":    func(a string) cty.Value { return cty.StringVal("alarm_name:" + a) },
+	"uuid":          func(a string) cty.Value { return cty.StringVal("uuid:" + a) },
 }
 
 // dataComputed are the attributes of the data sources that read the account.
@@ -794,8 +795,8 @@ func TestEvaluatorCatchesBadReferences(t *testing.T) {
 		name, file, from, to, want string
 	}{
 		{"unknown local", "terraform/lambda.tf", "local.package_dir}/${each.key}.zip\")", "local.package_dirr}/${each.key}.zip\")", `This object does not have an attribute named "package_dirr"`},
-		{"unknown resource", "terraform/streams.tf", "aws_sqs_queue.failures[each.key].arn", "aws_sqs_queue.failure[each.key].arn", `Unsupported attribute`},
-		{"unknown instance key", "terraform/iam.tf", `aws_sqs_queue.failures["projector"].arn`, `aws_sqs_queue.failures["projecter"].arn`, `Invalid index; The given key does not identify an element in this collection value`},
+		{"unknown resource", "terraform/streams.tf", "destination_arn = aws_s3_bucket.failures.arn", "destination_arn = aws_s3_bucket.failure.arn", `Unsupported attribute`},
+		{"unknown instance key", "terraform/iam.tf", `aws_sqs_queue.failures["ingest"].arn`, `aws_sqs_queue.failures["ingets"].arn`, `Invalid index; The given key does not identify an element in this collection value`},
 		{"unknown computed attribute", "terraform/ingest.tf", "aws_cloudwatch_event_rule.step_functions.arn", "aws_cloudwatch_event_rule.step_functions.rule_arn", `rule_arn`},
 	}
 	for _, tt := range tests {

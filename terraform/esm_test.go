@@ -15,7 +15,7 @@ var streamConsumers = []string{"archiver", "projector"}
 
 // checkESMs reports every event source mapping that lacks the failure
 // settings of issue 5: ReportBatchItemFailures, bisection, bounded retries
-// and record age, an on-failure SQS destination, an INSERT-only filter,
+// and record age, the on-failure S3 bucket, metrics_config EventCount, an INSERT-only filter,
 // parallelization 1, TRIM_HORIZON, and batch size and window from the
 // consumer's own variables. It also wants exactly one mapping per stream
 // consumer, on the events table's stream.
@@ -74,8 +74,16 @@ func checkESMs(ev *evaluated) []string {
 				dest = getStr(of, "destination_arn")
 			}
 		}
-		if want := fmt.Sprintf(`arn:fake:aws_sqs_queue.failures[%q]`, in.Key); dest != want {
-			fail("on-failure destination %q, want the SQS queue %s", dest, want)
+		// S3 keeps the whole failed batch (the records); SQS/SNS only its range.
+		if want := "arn:fake:aws_s3_bucket.failures"; dest != want {
+			fail("on-failure destination %q, want the S3 bucket %s (it keeps the records; SQS/SNS only the range)", dest, want)
+		}
+		var metrics []string
+		for _, mc := range blocks(o, "metrics_config") {
+			metrics, _ = stringList(attr(mc, "metrics"))
+		}
+		if !reflect.DeepEqual(metrics, []string{"EventCount"}) {
+			fail("metrics_config metrics %v, want [EventCount] (the alarms on DroppedEventCount and FailedInvokeEventCount need it)", metrics)
 		}
 		var patterns []string
 		for _, fc := range blocks(o, "filter_criteria") {
@@ -167,6 +175,14 @@ func TestESMCheckCatchesDrift(t *testing.T) {
 		}},
 		{"shared batch size", "batch_size                         = each.value.batch_size", "batch_size                         = var.projector_batch_size", []string{
 			`aws_lambda_event_source_mapping.stream["archiver"]: batch_size cty.NumberIntVal(500), want var.archiver_batch_size`,
+		}},
+		{"on-failure to SQS", "destination_arn = aws_s3_bucket.failures.arn", "destination_arn = aws_sqs_queue.failures[\"ingest\"].arn", []string{
+			`aws_lambda_event_source_mapping.stream["archiver"]: on-failure destination "arn:fake:aws_sqs_queue.failures[\"ingest\"]", want the S3 bucket arn:fake:aws_s3_bucket.failures (it keeps the records; SQS/SNS only the range)`,
+			`aws_lambda_event_source_mapping.stream["projector"]: on-failure destination "arn:fake:aws_sqs_queue.failures[\"ingest\"]", want the S3 bucket arn:fake:aws_s3_bucket.failures (it keeps the records; SQS/SNS only the range)`,
+		}},
+		{"no ESM metrics", `metrics = ["EventCount"]`, `metrics = []`, []string{
+			`aws_lambda_event_source_mapping.stream["archiver"]: metrics_config metrics [], want [EventCount] (the alarms on DroppedEventCount and FailedInvokeEventCount need it)`,
+			`aws_lambda_event_source_mapping.stream["projector"]: metrics_config metrics [], want [EventCount] (the alarms on DroppedEventCount and FailedInvokeEventCount need it)`,
 		}},
 		{"record age unbounded", "maximum_record_age_in_seconds  = var.stream_maximum_record_age_seconds", "maximum_record_age_in_seconds  = -1", []string{
 			`aws_lambda_event_source_mapping.stream["archiver"]: maximum_record_age_in_seconds must be set, 60-86400 (stream records live 24 h)`,

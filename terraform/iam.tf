@@ -9,6 +9,8 @@
 #     the log streams at run time);
 #   - "<bucket>/<prefix>/*" for the archiver's object actions (object keys
 #     are made at run time);
+#   - "<failures bucket>/aws/lambda/*" for the stream consumers' s3:PutObject
+#     (the event source mapping names its on-failure objects);
 #   - "arn:...:states:<region>:<account>:stateMachine:*" for the ingest
 #     function's states:ListTagsForResource (seed 002: one account-wide rule
 #     for every state machine, new agents included; tag reads only).
@@ -51,12 +53,20 @@ data "aws_iam_policy_document" "projector" {
     resources = [aws_dynamodb_table.dead_letters.arn]
   }
 
-  # The event source mapping's on-failure destination is sent to with the
-  # function's execution role.
+  # The event source mapping writes its failed batches to the on-failure
+  # bucket (onfailure.tf) with the function's execution role: PutObject
+  # under Lambda's key prefix and ListBucket, nothing else.
   statement {
-    sid       = "OnFailureQueue"
-    actions   = ["sqs:SendMessage"]
-    resources = [aws_sqs_queue.failures["projector"].arn]
+    sid     = "OnFailureObjects"
+    actions = ["s3:PutObject"]
+    # Wildcard: Lambda names the objects (aws/lambda/<mapping UUID>/...).
+    resources = ["${aws_s3_bucket.failures.arn}/${local.failures_key_prefix}/*"]
+  }
+
+  statement {
+    sid       = "OnFailureBucket"
+    actions   = ["s3:ListBucket"]
+    resources = [aws_s3_bucket.failures.arn]
   }
 
   statement {
@@ -103,10 +113,20 @@ data "aws_iam_policy_document" "archiver" {
     resources = [aws_s3_bucket.archive.arn]
   }
 
+  # The event source mapping writes its failed batches to the on-failure
+  # bucket (onfailure.tf) with the function's execution role: PutObject
+  # under Lambda's key prefix and ListBucket, nothing else.
   statement {
-    sid       = "OnFailureQueue"
-    actions   = ["sqs:SendMessage"]
-    resources = [aws_sqs_queue.failures["archiver"].arn]
+    sid     = "OnFailureObjects"
+    actions = ["s3:PutObject"]
+    # Wildcard: Lambda names the objects (aws/lambda/<mapping UUID>/...).
+    resources = ["${aws_s3_bucket.failures.arn}/${local.failures_key_prefix}/*"]
+  }
+
+  statement {
+    sid       = "OnFailureBucket"
+    actions   = ["s3:ListBucket"]
+    resources = [aws_s3_bucket.failures.arn]
   }
 
   statement {

@@ -20,6 +20,8 @@ var wildcardAllowed = []struct {
 	{"projector", "arn:fake:aws_dynamodb_table.events/stream/*", "dynamodb:ListStreams names no stream (it lists a table's streams); limited to the events table"},
 	{"archiver", "arn:fake:aws_dynamodb_table.events/stream/*", "dynamodb:ListStreams names no stream (it lists a table's streams); limited to the events table"},
 	{"archiver", "arn:fake:aws_s3_bucket.archive/archive/*", "object keys under the archive prefix are made at run time"},
+	{"projector", "arn:fake:aws_s3_bucket.failures/aws/lambda/*", "the event source mapping names its on-failure objects (aws/lambda/<mapping UUID>/...)"},
+	{"archiver", "arn:fake:aws_s3_bucket.failures/aws/lambda/*", "the event source mapping names its on-failure objects (aws/lambda/<mapping UUID>/...)"},
 	{"ingest", "arn:aws:states:eu-west-1:123456789012:stateMachine:*", "seed 002: one account-wide rule; any state machine may be an agent, recognised by its tags (tag reads only)"},
 	{"projector", `arn:fake:aws_cloudwatch_log_group.function["projector"]:*`, "Lambda names the log streams of the function's own group at run time"},
 	{"archiver", `arn:fake:aws_cloudwatch_log_group.function["archiver"]:*`, "Lambda names the log streams of the function's own group at run time"},
@@ -260,7 +262,8 @@ func expectedGrants() map[string][]grant {
 	for _, fn := range []string{"projector", "archiver"} {
 		add(fn, []string{stream}, "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator")
 		add(fn, []string{events + "/stream/*"}, "dynamodb:ListStreams")
-		add(fn, queue(fn), "sqs:SendMessage")
+		add(fn, []string{"arn:fake:aws_s3_bucket.failures/aws/lambda/*"}, "s3:PutObject")
+		add(fn, []string{"arn:fake:aws_s3_bucket.failures"}, "s3:ListBucket")
 	}
 	add("projector", []string{tableARN(schema.TableAggregates)}, "dynamodb:BatchGetItem", "dynamodb:PutItem")
 	add("projector", projTables, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")

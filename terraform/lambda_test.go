@@ -245,7 +245,12 @@ func TestArchiveBucket(t *testing.T) {
 	_, ev := loadEvaluated(t, evalOptions{Files: map[string]string{generatedGlue: src}})
 	bucketID := "id:aws_s3_bucket.archive"
 	one := func(typ string) cty.Value {
-		ins := ev.instancesOf("resource", typ)
+		var ins []*instance
+		for _, in := range ev.instancesOf("resource", typ) {
+			if getStr(in.Obj, "bucket") == bucketID { // not the failures bucket (onfailure_test.go)
+				ins = append(ins, in)
+			}
+		}
 		if len(ins) != 1 {
 			t.Fatalf("%d %s, want 1", len(ins), typ)
 		}
@@ -336,7 +341,11 @@ func TestAlarms(t *testing.T) {
 		for _, c := range streamConsumers {
 			want["streamfold-dev-"+c+"-iterator-age"] = fmt.Sprintf(`AWS/Lambda/IteratorAge FunctionName=streamfold-dev-%s GreaterThanThreshold 300000`, c)
 		}
-		for _, q := range []string{"archiver", "ingest", "projector"} {
+		for _, c := range streamConsumers { // onfailure.tf
+			want["streamfold-dev-"+c+"-stream-dropped"] = fmt.Sprintf(`AWS/Lambda/DroppedEventCount EventSourceMappingUUID=uuid:aws_lambda_event_source_mapping.stream[%q] GreaterThanThreshold 0`, c)
+			want["streamfold-dev-"+c+"-stream-failed-invokes"] = fmt.Sprintf(`AWS/Lambda/FailedInvokeEventCount EventSourceMappingUUID=uuid:aws_lambda_event_source_mapping.stream[%q] GreaterThanThreshold 0`, c)
+		}
+		for _, q := range []string{"ingest"} {
 			want["streamfold-dev-"+q+"-failures-not-empty"] = fmt.Sprintf("AWS/SQS/ApproximateNumberOfMessagesVisible QueueName=streamfold-dev-%s-failures GreaterThanThreshold 0", q)
 		}
 		for _, f := range lambdaCommands {

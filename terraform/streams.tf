@@ -10,9 +10,14 @@
 #   - MaximumRetryAttempts (per consumer: bounded for the projector, -1 for
 #     the archiver, whose only batch failures are S3 outages) and
 #     MaximumRecordAgeInSeconds (at most the stream's 24 h), then the
-#     on-failure SQS queue (it receives the failed batch's shard and
-#     sequence range, not the records: the events are still in the event
-#     table for 14 days, for `deadletter replay` or an archive rebuild);
+#     on-failure S3 bucket (onfailure.tf): one object per failed batch,
+#     holding the whole invocation payload (the records), which
+#     `streamfold deadletter redrive s3://...` replays at any time, where an
+#     SQS/SNS destination would get only the shard and sequence range;
+#   - metrics_config EventCount: the mapping's own CloudWatch metrics
+#     (PolledEventCount, InvokedEventCount, FailedInvokeEventCount,
+#     DroppedEventCount, OnFailureDestinationDeliveredEventCount, ... by
+#     EventSourceMappingUUID), which the alarms in onfailure.tf use;
 #   - FilterCriteria keeping INSERT only: the table is append-only, so
 #     MODIFY never happens and REMOVE is a TTL expiry, which must neither
 #     change a projection nor enter the archive. Filtered records are not
@@ -32,12 +37,10 @@ locals {
     }
   }
 
-  # Every on-failure queue: the two stream consumers and ingest's
-  # asynchronous (EventBridge) invocations.
+  # Every on-failure queue: ingest's asynchronous (EventBridge)
+  # invocations. The stream consumers send theirs to S3 (onfailure.tf).
   failure_queues = {
-    projector = "batches of the event stream the projector gave up on (event source mapping on-failure destination)"
-    archiver  = "batches of the event stream the archiver gave up on (event source mapping on-failure destination)"
-    ingest    = "EventBridge Step Functions events the ingest function failed on after Lambda's retries (asynchronous invocation on-failure destination)"
+    ingest = "EventBridge Step Functions events the ingest function failed on after Lambda's retries (asynchronous invocation on-failure destination)"
   }
 }
 
@@ -73,10 +76,15 @@ resource "aws_lambda_event_source_mapping" "stream" {
   maximum_retry_attempts         = each.value.maximum_retry_attempts
   maximum_record_age_in_seconds  = var.stream_maximum_record_age_seconds
 
+  # The whole failed batch, records included, as one object (onfailure.tf).
   destination_config {
     on_failure {
-      destination_arn = aws_sqs_queue.failures[each.key].arn
+      destination_arn = aws_s3_bucket.failures.arn
     }
+  }
+
+  metrics_config {
+    metrics = ["EventCount"]
   }
 
   filter_criteria {
@@ -85,7 +93,7 @@ resource "aws_lambda_event_source_mapping" "stream" {
     }
   }
 
-  # The role must be able to read the stream and send to the queue before
-  # the mapping is created (Lambda validates it).
+  # The role must be able to read the stream and write to the on-failure
+  # bucket before the mapping is created (Lambda validates it).
   depends_on = [aws_iam_role_policy.function]
 }

@@ -230,3 +230,20 @@ variable "alarm_sns_topic_arn" {
     error_message = "alarm_sns_topic_arn must be empty or an SNS topic ARN."
   }
 }
+
+variable "failures_bucket_name" {
+  description = "Name of the bucket the stream consumers' event source mappings write failed batches to (onfailure.tf). Empty means \"<prefix>-<stage>-failures\"; S3 names are global, so set this when that one is taken."
+  type        = string
+  default     = ""
+}
+
+variable "failures_retention_days" {
+  description = "Days a failed batch object is kept in the failures bucket before it expires (redrive it before then: docs/deployment.md)."
+  type        = number
+  default     = 90
+
+  validation {
+    condition     = var.failures_retention_days >= 1
+    error_message = "failures_retention_days must be at least 1."
+  }
+}
