@@ -98,6 +98,9 @@ type HTTPConfig struct {
 	// (in AWS a TagCache over ListTagsForResource). nil: no tags, so every
 	// event without DetailTags is skipped as not an agent's.
 	StepFunctionsTags TagSource
+	// StepFunctionsPayloads is what POST /eventbridge keeps of an
+	// execution's input, output and cause (PayloadPolicy; default hash).
+	StepFunctionsPayloads PayloadPolicy
 	// DetailTags makes POST /eventbridge take an event's
 	// detail.stateMachineTags, when it has that member, as its state
 	// machine's tags instead of asking StepFunctionsTags. For local runs,
@@ -144,11 +147,11 @@ func (c HTTPConfig) Validate() error {
 			return fmt.Errorf("ingest: HTTPConfig.Token: %w", err)
 		}
 	}
-	if s, ok := c.WebhookSecret.(StaticSecret); ok && len(s) == 0 {
-		return errors.New("ingest: HTTPConfig.WebhookSecret: must not be empty")
+	if s, ok := c.WebhookSecret.(StaticSecret); ok && len(s) < MinWebhookSecretBytes {
+		return fmt.Errorf("ingest: HTTPConfig.WebhookSecret: must be at least %d bytes (a random string, e.g. openssl rand -hex 20), got %d", MinWebhookSecretBytes, len(s))
 	}
 	wc := c.Webhook
-	wc.Secret = []byte("x") // given per request by WebhookSecret
+	wc.Secret = make([]byte, MinWebhookSecretBytes) // given per request by WebhookSecret
 	if err := wc.Validate(); err != nil {
 		return err
 	}
@@ -614,7 +617,7 @@ func (h *HTTPHandler) stepFunctionsEvent(ctx context.Context, ev EventBridgeEven
 		}
 	}
 	rec := &capturingAppender{next: h.cfg.Appender}
-	out, err := NewStepFunctionsAdapter(rec, tags, h.cfg.Log).Handle(ctx, ev)
+	out, err := NewStepFunctionsAdapter(rec, tags, h.cfg.Log, WithPayloadPolicy(h.cfg.StepFunctionsPayloads)).Handle(ctx, ev)
 	e := rec.last()
 	switch {
 	case err != nil && isPermanent(err):

@@ -459,11 +459,12 @@ func TestHTTPConfigValidate(t *testing.T) {
 		{"no appender", HTTPConfig{Token: StaticSecret(testToken)}, "ingest: HTTPConfig.Appender: is required"},
 		{"no route", HTTPConfig{Appender: app}, "ingest: HTTPConfig.WebhookSecret, HTTPConfig.Token: at least one is required (no route would be served)"},
 		{"short token", HTTPConfig{Appender: app, Token: StaticSecret("short")}, "ingest: HTTPConfig.Token: must be at least 16 bytes, got 5"},
-		{"empty webhook secret", HTTPConfig{Appender: app, WebhookSecret: StaticSecret("")}, "ingest: HTTPConfig.WebhookSecret: must not be empty"},
+		{"empty webhook secret", HTTPConfig{Appender: app, WebhookSecret: StaticSecret("")}, "ingest: HTTPConfig.WebhookSecret: must be at least 16 bytes (a random string, e.g. openssl rand -hex 20), got 0"},
+		{"short webhook secret", HTTPConfig{Appender: app, WebhookSecret: StaticSecret("secret")}, "ingest: HTTPConfig.WebhookSecret: must be at least 16 bytes (a random string, e.g. openssl rand -hex 20), got 6"},
 		{"body limit", HTTPConfig{Appender: app, Token: StaticSecret(testToken), MaxEventsBodyBytes: 26 << 20}, "ingest: HTTPConfig.MaxEventsBodyBytes: must be between 1 and 26214400, got 27262976"},
 		{"batch limit", HTTPConfig{Appender: app, Token: StaticSecret(testToken), MaxBatchEvents: -1}, "ingest: HTTPConfig.MaxBatchEvents: must be at least 1, got -1"},
 		{"eventbridge limit", HTTPConfig{Appender: app, Token: StaticSecret(testToken), MaxEventBridgeBodyBytes: -1}, "ingest: HTTPConfig.MaxEventBridgeBodyBytes: must be between 1 and 26214400, got -1"},
-		{"webhook limit", HTTPConfig{Appender: app, WebhookSecret: StaticSecret("s"), Webhook: WebhookConfig{MaxBodyBytes: 26 << 20}}, "ingest: WebhookConfig.MaxBodyBytes: must be between 1 and 26214400, got 27262976"},
+		{"webhook limit", HTTPConfig{Appender: app, WebhookSecret: StaticSecret(testSecret), Webhook: WebhookConfig{MaxBodyBytes: 26 << 20}}, "ingest: WebhookConfig.MaxBodyBytes: must be between 1 and 26214400, got 27262976"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -487,8 +488,8 @@ func TestHTTPPaths(t *testing.T) {
 		cfg  HTTPConfig
 		want []string
 	}{
-		{"all", HTTPConfig{Appender: app, WebhookSecret: StaticSecret("s"), Token: StaticSecret(testToken)}, []string{PathGitHubWebhook, PathEvents, PathEventBridge}},
-		{"webhook only", HTTPConfig{Appender: app, WebhookSecret: StaticSecret("s")}, []string{PathGitHubWebhook}},
+		{"all", HTTPConfig{Appender: app, WebhookSecret: StaticSecret(testSecret), Token: StaticSecret(testToken)}, []string{PathGitHubWebhook, PathEvents, PathEventBridge}},
+		{"webhook only", HTTPConfig{Appender: app, WebhookSecret: StaticSecret(testSecret)}, []string{PathGitHubWebhook}},
 		{"token only", HTTPConfig{Appender: app, Token: StaticSecret(testToken)}, []string{PathEvents, PathEventBridge}},
 	}
 	for _, tt := range tests {

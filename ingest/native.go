@@ -274,20 +274,20 @@ type EventBridgeEvent struct {
 // FromEventBridge turns a Step Functions execution status change into an
 // envelope: id is the EventBridge id, source "aws.states", type
 // schema.TypeExecutionStatusChange, time the EventBridge time, and data the
-// detail with its stateMachineTags member set to tags. Every other detail
-// member is kept, byte for byte and in order; a nil tags map leaves the detail
-// untouched. The envelope is validated (*schema.ValidationError). An event of
-// another source or detail-type gives ErrNotStepFunctionsEvent.
-func FromEventBridge(ev EventBridgeEvent, tags map[string]string) (schema.Event, error) {
+// detail with its stateMachineTags member set to tags and its input,
+// output and cause treated as payloads says (PayloadPolicy; "" is the
+// default, PayloadsHash). Every other detail member is kept, byte for byte
+// and in order; a nil tags map with PayloadsKeep leaves the detail
+// untouched. The envelope is validated (*schema.ValidationError). An event
+// of another source or detail-type gives ErrNotStepFunctionsEvent.
+func FromEventBridge(ev EventBridgeEvent, tags map[string]string, payloads PayloadPolicy) (schema.Event, error) {
 	if err := checkStepFunctionsEvent(ev); err != nil {
 		return schema.Event{}, err
 	}
 	data := ev.Detail
-	if tags != nil {
-		// A detail that is not a JSON object is left for Validate to report.
-		if withTags, err := withStateMachineTags(ev.Detail, tags); err == nil {
-			data = withTags
-		}
+	// A detail that is not a JSON object is left for Validate to report.
+	if rewritten, err := rewriteDetail(ev.Detail, tags, payloads); err == nil {
+		data = rewritten
 	}
 	e := schema.Event{
 		ID:     ev.ID,
@@ -346,13 +346,18 @@ func checkStepFunctionsEvent(ev EventBridgeEvent) error {
 	return nil
 }
 
-// withStateMachineTags returns the JSON object detail with its
-// stateMachineTags member replaced by (or, when absent, appended as) tags.
-// Every other member keeps its position and its exact bytes.
-func withStateMachineTags(detail []byte, tags map[string]string) ([]byte, error) {
-	value, err := marshalNoEscape(tags)
-	if err != nil {
-		return nil, err
+// rewriteDetail returns the JSON object detail with its stateMachineTags
+// member replaced by (or, when absent, appended as) tags, unless tags is
+// nil, and its payload members under payloads (applyPayloadPolicy). Every
+// other member keeps its position and its exact bytes; a detail nothing
+// changes is returned as is.
+func rewriteDetail(detail []byte, tags map[string]string, payloads PayloadPolicy) ([]byte, error) {
+	var value []byte
+	if tags != nil {
+		var err error
+		if value, err = marshalNoEscape(tags); err != nil {
+			return nil, err
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(detail))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -361,7 +366,7 @@ func withStateMachineTags(detail []byte, tags map[string]string) ([]byte, error)
 	var buf bytes.Buffer
 	buf.Grow(len(detail) + len(value) + len(stateMachineTagsField) + 4)
 	buf.WriteByte('{')
-	replaced, n := false, 0
+	replaced, changed, n := false, false, 0
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -375,11 +380,16 @@ func withStateMachineTags(detail []byte, tags map[string]string) ([]byte, error)
 		if err := dec.Decode(&raw); err != nil {
 			return nil, err
 		}
-		if key == stateMachineTagsField {
+		switch {
+		case key == stateMachineTagsField && tags != nil:
 			if replaced {
 				continue // a duplicate member would override the tags on decode
 			}
-			raw, replaced = value, true
+			raw, replaced, changed = value, true, true
+		case payloadMembers[key]:
+			var c bool
+			raw, c = applyPayloadPolicy(payloads, raw)
+			changed = changed || c
 		}
 		if err := writeMember(&buf, n, key, raw); err != nil {
 			return nil, err
@@ -392,10 +402,14 @@ func withStateMachineTags(detail []byte, tags map[string]string) ([]byte, error)
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("detail has trailing data")
 	}
-	if !replaced {
+	if tags != nil && !replaced {
 		if err := writeMember(&buf, n, stateMachineTagsField, value); err != nil {
 			return nil, err
 		}
+		changed = true
+	}
+	if !changed {
+		return detail, nil
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil

@@ -313,7 +313,7 @@ func TestToGitHubDeliveryRejectsEventsWithoutExactNativeForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sfnEvent, err := FromEventBridge(loadEventBridge(t, "eventbridge/seed002_running.json"), nil)
+	sfnEvent, err := FromEventBridge(loadEventBridge(t, "eventbridge/seed002_running.json"), nil, PayloadsKeep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestFromEventBridgeSeed002(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
-			e, err := FromEventBridge(loadEventBridge(t, tt.fixture), agentTags)
+			e, err := FromEventBridge(loadEventBridge(t, tt.fixture), agentTags, PayloadsKeep)
 			if err != nil {
 				t.Fatalf("FromEventBridge: %v", err)
 			}
@@ -433,7 +433,7 @@ func TestFromEventBridgeKeepsEveryDetailMember(t *testing.T) {
 				ID: "id-1", Source: "aws.states", DetailType: "Step Functions Execution Status Change",
 				Time: time.Date(2025, 9, 29, 12, 34, 50, 0, time.UTC), Detail: json.RawMessage(tt.detail),
 			}
-			e, err := FromEventBridge(ev, tt.tags)
+			e, err := FromEventBridge(ev, tt.tags, PayloadsKeep)
 			if err != nil {
 				t.Fatalf("FromEventBridge: %v", err)
 			}
@@ -446,7 +446,7 @@ func TestFromEventBridgeKeepsEveryDetailMember(t *testing.T) {
 
 func TestFromEventBridgeKeepsRealDetailMembers(t *testing.T) {
 	ev := loadEventBridge(t, "eventbridge/execution_failed_full.json")
-	e, err := FromEventBridge(ev, map[string]string{"Type": "Agent", "Application": "StepFunctionsAgent"})
+	e, err := FromEventBridge(ev, map[string]string{"Type": "Agent", "Application": "StepFunctionsAgent"}, PayloadsKeep)
 	if err != nil {
 		t.Fatalf("FromEventBridge: %v", err)
 	}
@@ -497,7 +497,7 @@ func TestFromEventBridgeRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := running
 			tt.edit(&ev)
-			_, err := FromEventBridge(ev, map[string]string{"Type": "Agent"})
+			_, err := FromEventBridge(ev, map[string]string{"Type": "Agent"}, PayloadsKeep)
 			if err == nil {
 				t.Fatal("FromEventBridge succeeded, want an error")
 			}
@@ -528,7 +528,7 @@ func TestEventBridgeRoundTripIsExact(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				ev := loadEventBridge(t, fixture)
-				e, err := FromEventBridge(ev, tags)
+				e, err := FromEventBridge(ev, tags, PayloadsKeep)
 				if err != nil {
 					t.Fatalf("FromEventBridge: %v", err)
 				}
@@ -546,16 +546,16 @@ func TestEventBridgeRoundTripIsExact(t *testing.T) {
 				if tags == nil && !bytes.Equal(back.Detail, ev.Detail) {
 					t.Errorf("detail changed without tags:\n got %s\nwant %s", back.Detail, ev.Detail)
 				}
-				again, err := FromEventBridge(back, nil)
+				again, err := FromEventBridge(back, nil, PayloadsKeep)
 				if err != nil {
-					t.Fatalf("FromEventBridge(ToEventBridge(e)): %v", err)
+					t.Fatalf("FromEventBridge(ToEventBridge(e), PayloadsKeep): %v", err)
 				}
 				if !reflect.DeepEqual(again, e) {
 					t.Errorf("event round trip:\n got %+v\nwant %+v", again, e)
 				}
 				// Re-tagging a simulated event with the same tags is a no-op.
 				if tags != nil {
-					retagged, err := FromEventBridge(back, tags)
+					retagged, err := FromEventBridge(back, tags, PayloadsKeep)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -569,7 +569,7 @@ func TestEventBridgeRoundTripIsExact(t *testing.T) {
 }
 
 func TestToEventBridgeRejectsEventsWithoutExactNativeForm(t *testing.T) {
-	valid, err := FromEventBridge(loadEventBridge(t, "eventbridge/seed002_running.json"), nil)
+	valid, err := FromEventBridge(loadEventBridge(t, "eventbridge/seed002_running.json"), nil, PayloadsKeep)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func Shape(line []byte) (LineShape, error) {
 // event; the last needs tags (nil gives ErrNoTagSource) and yields
 // ErrSkippedNonAgent for non-agent state machines. Validation errors are
 // *schema.ValidationError values naming the field.
-func DecodeLine(ctx context.Context, line []byte, tags TagSource, receivedAt time.Time) (schema.Event, error) {
+func DecodeLine(ctx context.Context, line []byte, tags TagSource, payloads PayloadPolicy, receivedAt time.Time) (schema.Event, error) {
 	shape, err := Shape(line)
 	if err != nil {
 		return schema.Event{}, err
@@ -94,7 +94,7 @@ func DecodeLine(ctx context.Context, line []byte, tags TagSource, receivedAt tim
 		if !schema.IsAgent(tm) {
 			return schema.Event{}, ErrSkippedNonAgent
 		}
-		return FromEventBridge(ev, tm)
+		return FromEventBridge(ev, tm, payloads)
 	default:
 		var e schema.Event
 		dec := json.NewDecoder(bytes.NewReader(line))
@@ -145,6 +145,9 @@ type EmitConfig struct {
 	// Tags resolves state machine tags for native Step Functions lines; nil
 	// rejects such lines.
 	Tags TagSource
+	// StepFunctionsPayloads is what becomes of the input, output and cause
+	// of native Step Functions lines (PayloadPolicy; default hash).
+	StepFunctionsPayloads PayloadPolicy
 	// Now stamps received time for deliveries that lack one. Default time.Now.
 	Now func() time.Time
 	// Progress, when set, is called after each batch with lines read so far.
@@ -205,7 +208,7 @@ func Emit(ctx context.Context, r io.Reader, a appendAPI, cfg EmitConfig) (*EmitS
 		if len(line) == 0 {
 			continue
 		}
-		e, err := DecodeLine(ctx, line, cfg.Tags, cfg.Now())
+		e, err := DecodeLine(ctx, line, cfg.Tags, cfg.StepFunctionsPayloads, cfg.Now())
 		switch {
 		case errors.Is(err, ErrSkippedNonAgent):
 			sum.Skipped++

@@ -49,15 +49,29 @@ type StepFunctionsAdapter struct {
 	appender eventAppender
 	tags     TagSource
 	log      *slog.Logger
+	payloads PayloadPolicy
+}
+
+// AdapterOption configures a StepFunctionsAdapter.
+type AdapterOption func(*StepFunctionsAdapter)
+
+// WithPayloadPolicy sets what becomes of an execution's input, output and
+// cause (default DefaultPayloadPolicy, hash).
+func WithPayloadPolicy(p PayloadPolicy) AdapterOption {
+	return func(s *StepFunctionsAdapter) { s.payloads = p }
 }
 
 // NewStepFunctionsAdapter returns an adapter appending through a and reading
 // tags from tags. A nil log discards.
-func NewStepFunctionsAdapter(a eventAppender, tags TagSource, log *slog.Logger) *StepFunctionsAdapter {
+func NewStepFunctionsAdapter(a eventAppender, tags TagSource, log *slog.Logger, opts ...AdapterOption) *StepFunctionsAdapter {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &StepFunctionsAdapter{appender: a, tags: tags, log: log}
+	s := &StepFunctionsAdapter{appender: a, tags: tags, log: log}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Handle is the Lambda handler body for one EventBridge event.
@@ -105,7 +119,7 @@ func (s *StepFunctionsAdapter) handle(ctx context.Context, ev EventBridgeEvent) 
 	if err := json.Unmarshal(ev.Detail, &head); err != nil || head.StateMachineArn == "" {
 		// Without the ARN there is no telling whether it is an agent: let
 		// validation name what is wrong.
-		_, verr := FromEventBridge(ev, nil)
+		_, verr := FromEventBridge(ev, nil, s.payloads)
 		if verr == nil {
 			verr = errors.New("detail.stateMachineArn: is required")
 		}
@@ -119,7 +133,7 @@ func (s *StepFunctionsAdapter) handle(ctx context.Context, ev EventBridgeEvent) 
 	if !schema.IsAgent(tags) {
 		return Skipped, arn, nil
 	}
-	e, err := FromEventBridge(ev, tags)
+	e, err := FromEventBridge(ev, tags, s.payloads)
 	if err != nil {
 		return 0, arn, s.invalid(ev, err)
 	}

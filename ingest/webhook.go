@@ -24,6 +24,11 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 // webhook payloads at 25 MB.
 const MaxWebhookBodyBytes = 25 << 20
 
+// MinWebhookSecretBytes is the shortest webhook secret accepted. The HMAC
+// is only as strong as the secret: GitHub asks for "a random string with
+// high entropy"; `openssl rand -hex 20` gives 40 characters.
+const MinWebhookSecretBytes = 16
+
 // eventAppender is what the producers need from an *Appender.
 type eventAppender interface {
 	Append(ctx context.Context, events []schema.Event) (Result, error)
@@ -31,7 +36,8 @@ type eventAppender interface {
 
 // WebhookConfig configures a WebhookHandler.
 type WebhookConfig struct {
-	// Secret is the webhook secret that GitHub signs deliveries with. Required.
+	// Secret is the webhook secret that GitHub signs deliveries with.
+	// Required, at least MinWebhookSecretBytes long.
 	Secret []byte
 	// MaxBodyBytes bounds a delivery's body; larger ones get 413. Default
 	// 1 MiB; at most 25 MiB (GitHub never sends more).
@@ -55,6 +61,8 @@ func (c WebhookConfig) Validate() error {
 	switch {
 	case len(c.Secret) == 0:
 		return errors.New("ingest: WebhookConfig.Secret: is required")
+	case len(c.Secret) < MinWebhookSecretBytes:
+		return fmt.Errorf("ingest: WebhookConfig.Secret: must be at least %d bytes (a random string, e.g. openssl rand -hex 20), got %d", MinWebhookSecretBytes, len(c.Secret))
 	case c.MaxBodyBytes < 1 || c.MaxBodyBytes > MaxWebhookBodyBytes:
 		return fmt.Errorf("ingest: WebhookConfig.MaxBodyBytes: must be between 1 and %d, got %d", MaxWebhookBodyBytes, c.MaxBodyBytes)
 	case c.Now == nil:

@@ -503,11 +503,13 @@ func TestWebhookConfig(t *testing.T) {
 		cfg     WebhookConfig
 		wantErr string
 	}{
-		{"defaults with a secret", WebhookConfig{Secret: []byte("s")}, ""},
+		{"defaults with a secret", WebhookConfig{Secret: testSecret}, ""},
 		{"empty secret", WebhookConfig{}, "ingest: WebhookConfig.Secret: is required"},
-		{"negative body limit", WebhookConfig{Secret: []byte("s"), MaxBodyBytes: -1},
+		{"short secret", WebhookConfig{Secret: []byte("mysecret")},
+			"ingest: WebhookConfig.Secret: must be at least 16 bytes (a random string, e.g. openssl rand -hex 20), got 8"},
+		{"negative body limit", WebhookConfig{Secret: testSecret, MaxBodyBytes: -1},
 			"ingest: WebhookConfig.MaxBodyBytes: must be between 1 and 26214400, got -1"},
-		{"body limit above GitHub's cap", WebhookConfig{Secret: []byte("s"), MaxBodyBytes: 26214401},
+		{"body limit above GitHub's cap", WebhookConfig{Secret: testSecret, MaxBodyBytes: 26214401},
 			"ingest: WebhookConfig.MaxBodyBytes: must be between 1 and 26214400, got 26214401"},
 	}
 	for _, tt := range tests {
@@ -529,7 +531,7 @@ func TestWebhookConfig(t *testing.T) {
 	if cfg.MaxBodyBytes != 1<<20 || cfg.Now == nil {
 		t.Errorf("SetDefaults() = %+v, want 1 MiB and a clock", cfg)
 	}
-	if _, err := NewWebhookHandler(nil, WebhookConfig{Secret: []byte("s")}, nil); errText(err) != "ingest: NewWebhookHandler: appender is required" {
+	if _, err := NewWebhookHandler(nil, WebhookConfig{Secret: testSecret}, nil); errText(err) != "ingest: NewWebhookHandler: appender is required" {
 		t.Errorf("NewWebhookHandler(nil) = %v", err)
 	}
 }

@@ -150,7 +150,7 @@ func redriveLifecycle(t testing.TB) (run0, failed0, run1, succeeded1 foldEvent) 
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		e, err := ingest.FromEventBridge(ev, agentTags)
+		e, err := ingest.FromEventBridge(ev, agentTags, ingest.PayloadsHash)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

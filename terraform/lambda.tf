@@ -29,6 +29,7 @@ locals {
         STREAMFOLD_STAGE                   = var.stage
         GITHUB_WEBHOOK_SECRET_ARN          = aws_secretsmanager_secret.github_webhook.arn
         STREAMFOLD_INGEST_TOKEN_SECRET_ARN = aws_secretsmanager_secret.ingest_token.arn
+        STREAMFOLD_SFN_PAYLOADS            = var.sfn_payloads
       }
     }
     api = {

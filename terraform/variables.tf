@@ -208,6 +208,17 @@ variable "athena_bytes_scanned_cutoff" {
   }
 }
 
+variable "sfn_payloads" {
+  description = "What the ingest function keeps of an agent execution's input, output and cause (prompts, answers, failure texts) in the event log and the archive: \"hash\" (their SHA-256 only; the default), \"drop\" (null) or \"keep\" (verbatim, readable by every Athena user of the archive). See docs/security.md."
+  type        = string
+  default     = "hash"
+
+  validation {
+    condition     = contains(["hash", "drop", "keep"], var.sfn_payloads)
+    error_message = "sfn_payloads must be hash, drop or keep."
+  }
+}
+
 variable "iterator_age_alarm_ms" {
   description = "IteratorAge (milliseconds) of the projector's or archiver's stream mapping above which its alarm fires: how far behind the stream a consumer may fall."
   type        = number

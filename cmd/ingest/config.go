@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -20,6 +21,10 @@ type config struct {
 	// of POST /events and POST /eventbridge
 	// (STREAMFOLD_INGEST_TOKEN_SECRET_ARN). Required.
 	TokenSecretARN string
+	// SFNPayloads is what becomes of a Step Functions execution's input,
+	// output and cause (STREAMFOLD_SFN_PAYLOADS: hash, drop or keep;
+	// default hash).
+	SFNPayloads ingest.PayloadPolicy
 	// DynamoDBEndpoint overrides the DynamoDB endpoint (tests only).
 	DynamoDBEndpoint string
 }
@@ -37,6 +42,7 @@ func configFromEnv(getenv func(string) string) config {
 		Naming:           schema.Naming{Prefix: or("STREAMFOLD_PREFIX", "streamfold"), Stage: or("STREAMFOLD_STAGE", "dev")},
 		SecretARN:        getenv("GITHUB_WEBHOOK_SECRET_ARN"),
 		TokenSecretARN:   getenv("STREAMFOLD_INGEST_TOKEN_SECRET_ARN"),
+		SFNPayloads:      ingest.PayloadPolicy(getenv("STREAMFOLD_SFN_PAYLOADS")),
 		DynamoDBEndpoint: getenv("STREAMFOLD_DYNAMODB_ENDPOINT"),
 	}
 }
@@ -48,6 +54,9 @@ func (c config) Validate() error {
 	}
 	if err := secretARN("GITHUB_WEBHOOK_SECRET_ARN", c.SecretARN, "the GitHub webhook secret"); err != nil {
 		return err
+	}
+	if _, err := ingest.ParsePayloadPolicy(string(c.SFNPayloads)); err != nil {
+		return fmt.Errorf("ingest: STREAMFOLD_SFN_PAYLOADS: %w", err)
 	}
 	return secretARN("STREAMFOLD_INGEST_TOKEN_SECRET_ARN", c.TokenSecretARN, "the bearer token of POST /events and POST /eventbridge")
 }

@@ -155,6 +155,8 @@ type stepFunctions struct {
 	deadLetters deadLetterPutter
 	log         *slog.Logger
 	now         func() time.Time
+	// payloads is what is kept of an execution's input, output and cause.
+	payloads ingest.PayloadPolicy
 }
 
 // Handle handles one EventBridge invocation payload.
@@ -164,7 +166,7 @@ func (s *stepFunctions) Handle(ctx context.Context, raw json.RawMessage) (stepFu
 		return s.deadLetter(ctx, raw, ev, nil, ingest.ReasonMalformed, fmt.Errorf("ingest: EventBridge event: %w", err))
 	}
 	found := &recordingTags{next: s.tags}
-	out, err := ingest.NewStepFunctionsAdapter(s.appender, found, s.log).Handle(ctx, ev)
+	out, err := ingest.NewStepFunctionsAdapter(s.appender, found, s.log, ingest.WithPayloadPolicy(s.payloads)).Handle(ctx, ev)
 	switch {
 	case err == nil:
 		return stepFunctionsResult{Outcome: out.String()}, nil

@@ -28,6 +28,8 @@
 //	GITHUB_WEBHOOK_SECRET_ARN           Secrets Manager secret holding the webhook secret (required)
 //	STREAMFOLD_INGEST_TOKEN_SECRET_ARN  Secrets Manager secret holding the bearer token of /events
 //	                                    and /eventbridge, 16 characters or more (required)
+//	STREAMFOLD_SFN_PAYLOADS             what is kept of a Step Functions execution's input, output
+//	                                    and cause: hash (default), drop or keep (ingest.PayloadPolicy)
 //	STREAMFOLD_DYNAMODB_ENDPOINT        optional endpoint override (tests)
 package main
 
@@ -82,11 +84,12 @@ func main() {
 	cancel()
 	tags := ingest.NewTagCache(sfn.NewFromConfig(c.AWS), ingest.DefaultTagTTL, nil)
 	h, err := ingest.NewHTTPHandler(ingest.HTTPConfig{
-		Appender:          app,
-		WebhookSecret:     webhookSecret,
-		Token:             token,
-		StepFunctionsTags: tags,
-		Log:               log,
+		Appender:              app,
+		WebhookSecret:         webhookSecret,
+		Token:                 token,
+		StepFunctionsTags:     tags,
+		StepFunctionsPayloads: cfg.SFNPayloads,
+		Log:                   log,
 	})
 	if err != nil {
 		log.Error("ingest handler", "err", err)
@@ -100,6 +103,7 @@ func main() {
 			deadLetters: projector.NewDeadLetters(c.DynamoDB, cfg.Naming.Table(schema.TableDeadLetters)),
 			log:         log,
 			now:         time.Now,
+			payloads:    cfg.SFNPayloads,
 		},
 	}
 	lambda.Start(d.Handle)

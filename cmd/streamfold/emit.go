@@ -59,6 +59,7 @@ func runEmit(ctx context.Context, env *cliEnv, args []string) int {
 	var g globals
 	g.register(fs, env)
 	sfnTags := fs.String("sfn-tags", "", `where Step Functions state machine tags come from: "aws" (ListTagsForResource), a JSON file {"<stateMachineArn>":{"Type":"Agent",..}}, or "none" (reject native Step Functions lines); default "aws" unless --dynamodb-endpoint is set, then "none"`)
+	sfnPayloads := fs.String("sfn-payloads", "hash", `what is kept of a Step Functions execution's input, output and cause (agent prompts and answers): "hash" (their SHA-256), "drop" (null) or "keep" (verbatim); see docs/security.md`)
 	batch := fs.Int("batch", 500, "lines per append batch")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
 	fs.Usage = func() { fmt.Fprint(env.stderr, emitHelp); fs.PrintDefaults() }
@@ -94,7 +95,11 @@ func runEmit(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "emit: %v", err)
 	}
-	cfg := ingest.EmitConfig{BatchLines: *batch, Tags: tags}
+	payloads, err := ingest.ParsePayloadPolicy(*sfnPayloads)
+	if err != nil {
+		return errorf(env, exitUsage, "emit: --sfn-payloads: %v", err)
+	}
+	cfg := ingest.EmitConfig{BatchLines: *batch, Tags: tags, StepFunctionsPayloads: payloads}
 	if !*quiet {
 		cfg.Progress = progressPrinter(env.stderr, "emit")
 	}

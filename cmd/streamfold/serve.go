@@ -94,6 +94,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	webhookSecret := fs.String("webhook-secret", env.getenv("GITHUB_WEBHOOK_SECRET"), "secret GitHub signs webhook deliveries with (env GITHUB_WEBHOOK_SECRET; default: a random one, printed)")
 	ingestToken := fs.String("ingest-token", env.getenv("STREAMFOLD_INGEST_TOKEN"), "bearer token of POST /events and /eventbridge, 16 characters or more (env STREAMFOLD_INGEST_TOKEN; default: a random one, printed)")
 	sfnTags := fs.String("sfn-tags", "", `POST /eventbridge: where a state machine's tags come from when the event has no detail.stateMachineTags: "aws" (ListTagsForResource), a JSON file {"<stateMachineArn>":{"Type":"Agent",..}}, or "none"; default "aws" unless --dynamodb-endpoint is set, then "none"`)
+	sfnPayloads := fs.String("sfn-payloads", "hash", `POST /eventbridge: what is kept of a Step Functions execution's input, output and cause (agent prompts and answers): "hash" (their SHA-256), "drop" (null) or "keep" (verbatim); see docs/security.md`)
 	verbose := fs.Bool("v", false, "log every request on standard error")
 	fs.Usage = func() { fmt.Fprint(env.stderr, serveHelp); fs.PrintDefaults() }
 	if code, ok := parse(fs, env, args); !ok {
@@ -118,6 +119,13 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 		if err := ingest.CheckToken([]byte(*ingestToken)); err != nil {
 			return errorf(env, exitUsage, "serve: --ingest-token: %v", err)
 		}
+	}
+	payloads, err := ingest.ParsePayloadPolicy(*sfnPayloads)
+	if err != nil {
+		return errorf(env, exitUsage, "serve: --sfn-payloads: %v", err)
+	}
+	if *withIngest && *webhookSecret != "" && len(*webhookSecret) < ingest.MinWebhookSecretBytes {
+		return errorf(env, exitUsage, "serve: --webhook-secret (GITHUB_WEBHOOK_SECRET): must be at least %d bytes (a random string, e.g. openssl rand -hex 20), got %d", ingest.MinWebhookSecretBytes, len(*webhookSecret))
 	}
 	clients, err := g.clients(ctx)
 	if err != nil {
@@ -148,7 +156,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 		if err != nil {
 			return errorf(env, exitUsage, "serve: --sfn-tags: %v", err)
 		}
-		in, err = newServeIngest(clients.DynamoDB, n, *webhookSecret, *ingestToken, tags, log)
+		in, err = newServeIngest(clients.DynamoDB, n, *webhookSecret, *ingestToken, tags, payloads, log)
 		if err != nil {
 			return errorf(env, exitUsage, "serve: %v", err)
 		}

@@ -25,7 +25,7 @@ type serveIngest struct {
 // An empty secret or token is generated. Locally, POST /eventbridge takes
 // an event's detail.stateMachineTags as its state machine's tags, and asks
 // tags otherwise.
-func newServeIngest(ddb ingest.PutItemAPI, n schema.Naming, secret, token string, tags ingest.TagSource, log *slog.Logger) (*serveIngest, error) {
+func newServeIngest(ddb ingest.PutItemAPI, n schema.Naming, secret, token string, tags ingest.TagSource, payloads ingest.PayloadPolicy, log *slog.Logger) (*serveIngest, error) {
 	s := &serveIngest{secret: secret, token: token, tokenGiven: token != ""}
 	if s.secret == "" {
 		s.secret, s.secretGenerated = hex.EncodeToString(serveRandom(20)), true
@@ -38,12 +38,13 @@ func newServeIngest(ddb ingest.PutItemAPI, n schema.Naming, secret, token string
 		return nil, err
 	}
 	h, err := ingest.NewHTTPHandler(ingest.HTTPConfig{
-		Appender:          app,
-		WebhookSecret:     ingest.StaticSecret(s.secret),
-		Token:             ingest.StaticSecret(s.token),
-		StepFunctionsTags: tags,
-		DetailTags:        true,
-		Log:               log,
+		Appender:              app,
+		WebhookSecret:         ingest.StaticSecret(s.secret),
+		Token:                 ingest.StaticSecret(s.token),
+		StepFunctionsTags:     tags,
+		StepFunctionsPayloads: payloads,
+		DetailTags:            true,
+		Log:                   log,
 	})
 	if err != nil {
 		return nil, err

@@ -167,6 +167,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"help", []string{"serve", "-h"}, exitOK, "Authorization: Bearer TOKEN"},
 		{"help names the ingest routes", []string{"serve", "-h"}, exitOK, "POST /webhooks/github, POST /events and POST /eventbridge"},
 		{"short ingest token", []string{"serve", "--addr", "127.0.0.1:0", "--ingest-token", "short"}, exitUsage, "serve: --ingest-token: must be at least 16 bytes, got 5"},
+		{"short webhook secret", []string{"serve", "--addr", "127.0.0.1:0", "--webhook-secret", "mysecret"}, exitUsage, "serve: --webhook-secret (GITHUB_WEBHOOK_SECRET): must be at least 16 bytes (a random string, e.g. openssl rand -hex 20), got 8"},
 		{"bad tag file", []string{"serve", "--addr", "127.0.0.1:0", "--sfn-tags", "/nonexistent/tags.json"}, exitUsage, "serve: --sfn-tags: /nonexistent/tags.json"},
 		{"short token", []string{"serve", "--addr", "127.0.0.1:0", "--token", "short"}, exitUsage, "Config.Token: must be at least 16 characters"},
 		{"short cursor key", []string{"serve", "--addr", "127.0.0.1:0", "--cursor-key", "short"}, exitUsage, "CursorKey: must be at least 16 bytes"},
