@@ -24,7 +24,11 @@
 //   - lambda_test.go: one arm64 provided.al2023 function per Lambda
 //     command, its environment equal to what the command reads; stage
 //     policies, the archive bucket, alarms, producers; descriptions;
+//   - versions_test.go: versions.tf's constraints are ranges (Terraform
+//     ">= 1.5.7, < 2.0", equal to deploy.TerraformConstraint; AWS provider
+//     "~>" from the release with multi-attribute GSI keys on), admitting
+//     1.5.7 and 1.6-1.14;
 //   - validate_test.go: `terraform validate` with the real binary, run only
-//     where the pinned AWS provider is available locally, else skipped
-//     saying what to install.
+//     where an AWS provider within versions.tf's range is available
+//     locally, else skipped saying what to install.
 package terraform

@@ -10,20 +10,19 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	version "github.com/hashicorp/go-version"
 )
 
-// providerVersion is the hashicorp/aws version that versions.tf pins
-// ("= X.Y.Z"), read from the file so the two cannot disagree.
-var providerVersion = func() string {
-	b, err := os.ReadFile("versions.tf")
+// providerConstraint is the hashicorp/aws version range of versions.tf
+// ("~> 6.36"), parsed from the file (versions_test.go) so that the two
+// cannot disagree.
+var providerConstraint = func() string {
+	c, err := readVersionConstraints("versions.tf")
 	if err != nil {
 		panic(fmt.Sprintf("terraform tests: %v", err))
 	}
-	m := regexp.MustCompile(`(?s)source\s*=\s*"hashicorp/aws".*?version\s*=\s*"=\s*([0-9][0-9.]*)"`).FindSubmatch(b)
-	if m == nil {
-		panic(`terraform tests: versions.tf pins no hashicorp/aws version ("= X.Y.Z")`)
-	}
-	return string(m[1])
+	return c.AWSProvider
 }()
 
 var providerRel = filepath.Join("registry.terraform.io", "hashicorp", "aws")
@@ -62,19 +61,31 @@ func providerDirs(getenv func(string) string, readFile func(string) ([]byte, err
 	return dirs
 }
 
-// findProvider returns the first directory holding hashicorp/aws
-// providerVersion for this platform, unpacked
+// findProvider returns the first directory holding a hashicorp/aws version
+// within providerConstraint for this platform, unpacked
 // (<dir>/registry.terraform.io/hashicorp/aws/6.58.0/linux_amd64/) or packed
 // (<dir>/registry.terraform.io/hashicorp/aws/terraform-provider-aws_6.58.0_linux_amd64.zip).
 func findProvider(dirs []string, platform string) string {
+	allowed := version.MustConstraints(version.NewConstraint(providerConstraint))
+	ok := func(v string) bool {
+		parsed, err := version.NewVersion(v)
+		return err == nil && allowed.Check(parsed)
+	}
+	packedName := regexp.MustCompile(`^terraform-provider-aws_([0-9][^_]*)_` + regexp.QuoteMeta(platform) + `\.zip$`)
 	for _, d := range dirs {
-		unpacked := filepath.Join(d, providerRel, providerVersion, platform)
-		if st, err := os.Stat(unpacked); err == nil && st.IsDir() {
-			return d
+		entries, err := os.ReadDir(filepath.Join(d, providerRel))
+		if err != nil {
+			continue
 		}
-		packed := filepath.Join(d, providerRel, fmt.Sprintf("terraform-provider-aws_%s_%s.zip", providerVersion, platform))
-		if _, err := os.Stat(packed); err == nil {
-			return d
+		for _, e := range entries {
+			if e.IsDir() && ok(e.Name()) {
+				if st, err := os.Stat(filepath.Join(d, providerRel, e.Name(), platform)); err == nil && st.IsDir() {
+					return d
+				}
+			}
+			if m := packedName.FindStringSubmatch(e.Name()); m != nil && !e.IsDir() && ok(m[1]) {
+				return d
+			}
 		}
 	}
 	return ""
@@ -87,15 +98,18 @@ func TestFindProvider(t *testing.T) {
 	packed := filepath.Join(root, "mirror")
 	wrongVersion := filepath.Join(root, "old")
 	for _, d := range []string{
-		filepath.Join(unpacked, providerRel, providerVersion, platform),
+		filepath.Join(unpacked, providerRel, "6.58.0", platform),
+		filepath.Join(unpacked, providerRel, "6.58.0", "windows_386"),
 		filepath.Join(wrongVersion, providerRel, "5.100.0", platform),
+		filepath.Join(wrongVersion, providerRel, "6.28.0", platform), // before key_schema on GSIs
+		filepath.Join(wrongVersion, providerRel, "7.0.0", platform),
 		filepath.Join(packed, providerRel),
 	} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(packed, providerRel, "terraform-provider-aws_"+providerVersion+"_"+platform+".zip"), []byte("zip"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(packed, providerRel, "terraform-provider-aws_6.40.1_"+platform+".zip"), []byte("zip"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cliConfig := filepath.Join(root, "terraformrc")
@@ -200,7 +214,7 @@ func TestTerraformValidate(t *testing.T) {
 		t.Skipf("hashicorp/aws %s for %s is not available locally (looked in %s); it cannot be downloaded on these machines. "+
 			"On a machine with registry access run `terraform providers mirror -platform=%s DIR` in terraform/ and set "+
 			"STREAMFOLD_TF_PROVIDER_MIRROR=DIR (or TF_PLUGIN_CACHE_DIR) to run validate here",
-			providerVersion, platform, strings.Join(dirs, ", "), platform)
+			providerConstraint, platform, strings.Join(dirs, ", "), platform)
 	}
 	dir := copyTree(t)
 	run := func(args ...string) []byte {

@@ -25,12 +25,14 @@ const deployHelp = `Usage:
 
 Runs Terraform (TOOLS_DIR/bin/terraform from "make tools" if present, else
 terraform on PATH) in ./terraform. Before running anything it checks that
-terraform exists, that AWS credentials are configured (AWS_PROFILE,
-AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, web identity, container
-credentials or a shared credentials file) and, for plan, apply and destroy,
-that "make package" has built dist/{projector,archiver,ingest,api}.zip; it
-never probes the network. The AWS region comes from AWS_REGION or the
-profile.
+terraform exists and is ` + deploy.TerraformConstraint + ` ("terraform version -json";
+install it from https://developer.hashicorp.com/terraform/install, or build
+` + deploy.MinTerraformVersion + ` with "make tools TOOLS=terraform"), that AWS credentials are
+configured (AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, web
+identity, container credentials or a shared credentials file) and, for
+plan, apply and destroy, that "make package" has built
+dist/{projector,archiver,ingest,api}.zip; it never probes the network.
+The AWS region comes from AWS_REGION or the profile.
 
 State: with --backend-bucket it goes to S3 under key streamfold/STAGE.tfstate
 (--backend-key to change it; encrypted; locked with --backend-lock-table). Without, it is local, one
@@ -49,7 +51,8 @@ Examples:
   streamfold deploy destroy --stage dev --auto-approve
 
 Exit codes: 0 ok; 2 usage error (bad stage, flag, missing --auto-approve);
-3 terraform, AWS credentials or Lambda packages missing, or terraform failed.
+3 terraform missing or outside ` + deploy.TerraformConstraint + `, AWS credentials or Lambda
+packages missing, or terraform failed.
 
 Flags:
 `

@@ -1,17 +1,20 @@
 package main
 
 import (
-	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
 func TestDeployCLI(t *testing.T) {
-	exe, err := os.Executable()
+	// Fake terraform binaries (shell scripts answering `terraform version
+	// -json`), shared with terraform/deploy's preflight tests.
+	fakes, err := filepath.Abs(filepath.Join("..", "..", "terraform", "deploy", "testdata", "terraform"))
 	if err != nil {
-		exe = os.Args[0]
+		t.Fatal(err)
 	}
+	exe := filepath.Join(fakes, "terraform-1.5.7")
 	home := t.TempDir() // no real ~/.aws/credentials
 	noCreds := map[string]string{"HOME": home, "TOOLS_DIR": t.TempDir()}
 	tests := []struct {
@@ -24,7 +27,13 @@ func TestDeployCLI(t *testing.T) {
 		{"no credentials", noCreds, []string{"deploy", "plan", "--stage", "dev", "--terraform", exe}, exitRuntime,
 			"deploy: no AWS credentials: set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or run where an IAM role is available and pass --assume-role-available)"},
 		{"missing terraform", map[string]string{"HOME": home, "AWS_PROFILE": "p"}, []string{"deploy", "plan", "--stage", "dev", "--terraform", home + "/nope/terraform"}, exitRuntime,
-			"run `make tools`"},
+			"terraform not found at \"" + home + "/nope/terraform\": install Terraform >= 1.5.7, < 2.0 (https://developer.hashicorp.com/terraform/install), or build 1.5.7 under .tools/bin with `make tools TOOLS=terraform`, or pass --terraform PATH"},
+		{"terraform too old", map[string]string{"HOME": home, "AWS_PROFILE": "p"}, []string{"deploy", "plan", "--stage", "dev", "--terraform", filepath.Join(fakes, "terraform-1.4.6")}, exitRuntime,
+			"is 1.4.6, outside >= 1.5.7, < 2.0 (terraform/versions.tf): install Terraform >= 1.5.7, < 2.0 (https://developer.hashicorp.com/terraform/install), or build 1.5.7 under .tools/bin with `make tools TOOLS=terraform`, or pass --terraform PATH"},
+		{"terraform 2", map[string]string{"HOME": home, "AWS_PROFILE": "p"}, []string{"deploy", "output", "--stage", "dev", "--terraform", filepath.Join(fakes, "terraform-2.0.0")}, exitRuntime,
+			"is 2.0.0, outside >= 1.5.7, < 2.0"},
+		{"terraform 1.14 accepted, then no credentials", noCreds, []string{"deploy", "plan", "--stage", "dev", "--terraform", filepath.Join(fakes, "terraform-1.14.0")}, exitRuntime,
+			"deploy: no AWS credentials"},
 		{"bad stage", noCreds, []string{"deploy", "plan", "--stage", "qa"}, exitUsage, `Stage: "qa" is not dev, stage or prod`},
 		{"destroy needs auto-approve", noCreds, []string{"deploy", "destroy", "--stage", "prod"}, exitUsage, "needs --auto-approve"},
 		{"unknown subcommand", noCreds, []string{"deploy", "launch"}, exitUsage, `unknown subcommand "launch"`},

@@ -123,7 +123,8 @@ func fakeEnv(vars map[string]string, files ...string) Env {
 			}
 			return false
 		},
-		LookPath: func(string) (string, error) { return "", errors.New("not found") },
+		LookPath:         func(string) (string, error) { return "", errors.New("not found") },
+		TerraformVersion: func(string) (string, error) { return MinTerraformVersion, nil },
 	}
 }
 
@@ -137,9 +138,9 @@ func TestPreflight(t *testing.T) {
 		wantMsg string
 	}{
 		{"missing terraform", tf, fakeEnv(map[string]string{"AWS_PROFILE": "p"}), ErrNoTerraform,
-			"deploy: terraform not found at \"/tools/bin/terraform\": run `make tools` (installs it under .tools/bin) or pass --terraform"},
+			"deploy: terraform not found at \"/tools/bin/terraform\": " + terraformInstallHint},
 		{"missing terraform on PATH", "terraform", fakeEnv(map[string]string{"AWS_PROFILE": "p"}), ErrNoTerraform,
-			"deploy: terraform not found at \"terraform\": run `make tools` (installs it under .tools/bin) or pass --terraform"},
+			"deploy: terraform not found at \"terraform\": " + terraformInstallHint},
 		{"missing credentials", tf, fakeEnv(map[string]string{"HOME": "/home/u"}, tf), ErrNoCredentials,
 			"deploy: no AWS credentials: set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or run where an IAM role is available and pass --assume-role-available)"},
 		{"key id without secret", tf, fakeEnv(map[string]string{"AWS_ACCESS_KEY_ID": "k"}, tf), ErrNoCredentials, ""},
