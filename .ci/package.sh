@@ -9,12 +9,21 @@
 #     zip bytes, so the source_code_hash changes only when the code does;
 #   - a function whose cmd/<name> does not exist (yet) is skipped with a warning.
 #
-# Environment: DIST (default dist), FUNCTIONS (default "projector archiver ingest api").
+# Environment: DIST (default dist), FUNCTIONS (default "projector archiver ingest api"),
+# PACKAGE_GOARCH (default arm64, the architecture terraform/lambda.tf deploys; a GOARCH
+# in the environment is ignored, so it can never change a deployable zip by accident): the Lambda test
+# tier (internal/lambdatier) runs this same script with it set to the host's
+# architecture, so that it can run the bootstraps it builds; only the architecture differs.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 DIST="${DIST:-dist}"
 FUNCTIONS="${FUNCTIONS:-projector archiver ingest api}"
+ARCH="${PACKAGE_GOARCH:-arm64}"
+case "$ARCH" in
+  arm64 | amd64) ;;
+  *) echo "package: PACKAGE_GOARCH=$ARCH: must be arm64 (what Lambda runs) or amd64 (tests on an x86_64 host)" >&2; exit 2 ;;
+esac
 mkdir -p "$DIST"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -75,12 +84,12 @@ for name in $FUNCTIONS; do
     continue
   fi
   mkdir -p "$work/$name"
-  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -buildid=" -tags lambda.norpc \
+  GOOS=linux GOARCH="$ARCH" CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -buildid=" -tags lambda.norpc \
     -o "$work/$name/bootstrap" "./cmd/$name"
   "$work/mkzip.bin" "$work/$name/bootstrap" "$DIST/$name.zip"
   size=$(wc -c <"$DIST/$name.zip")
   sum=$(sha256sum "$DIST/$name.zip" | cut -d' ' -f1)
-  echo "package: $DIST/$name.zip ($size bytes, sha256 $sum)"
+  echo "package: $DIST/$name.zip (linux/$ARCH, $size bytes, sha256 $sum)"
   built=$((built + 1))
 done
 echo "package: $built function(s) in $DIST/"
