@@ -23,7 +23,8 @@ func init() {
 const deadLetterHelp = `Usage:
   streamfold deadletter list [flags]            the dead-lettered records of a consumer, in stream order
   streamfold deadletter replay [flags]          re-drive quarantined records through their consumer
-  streamfold deadletter redrive [flags] FILE|-  re-drive the batches an event source mapping gave up on
+  streamfold deadletter redrive [flags] FILE|-|s3://BUCKET/KEY|s3://BUCKET/PREFIX/
+                                              re-drive the batches an event source mapping gave up on
 
 A record lands in the dead-letter table when it can never be projected
 (poison: undecodable, unknown type, invalid data) or when it still failed
@@ -52,19 +53,25 @@ happened to each entry under "results".
 
 redrive is for the other way records fail in AWS: a batch that still failed
 after the event source mapping's retries (or grew older than its maximum
-record age) is skipped, and its on-failure queue gets a message naming the
-shard and sequence range, not the records. redrive reads those messages from
-FILE (or standard input with -), in whatever shape you have them: the
-records themselves, one per line or a JSON array, SQS messages ({"Body"}),
-SNS notifications ({"Message"}), or the output of aws sqs receive-message.
-For each range it reads the records from the stream and hands them to the
-consumer's handler in batches of 100, resuming at a record the handler
-reports failed (up to 5 attempts), as the mapping would. Re-driving is
-idempotent. The stream keeps records for 24 hours: a range past that is
-reported "trimmed", with the remedy (rebuild from the archive). --dry-run
-reads the ranges and counts their records without handing them over.
-Delete the queue messages once redrive reported them "redriven".
+record age) is skipped, and its on-failure destination gets a record of it.
+The deployment's destination is an S3 bucket (terraform/onfailure.tf),
+whose objects carry the whole batch (the records, in "payload"); an SQS or
+SNS destination gets only the shard and sequence range. redrive reads those
+records from an S3 object (s3://BUCKET/KEY), every object under a prefix
+(s3://BUCKET/PREFIX/), or FILE (standard input with -), in whatever shape
+you have them: the records themselves, one per line or a JSON array, SQS
+messages ({"Body"}), SNS notifications ({"Message"}), or the output of aws
+sqs receive-message. A batch whose record carries its records is redriven
+from them (source "payload"), at any age; otherwise its range is read from
+the stream (source "stream"), which keeps records for 24 hours: a range
+past that is reported "trimmed", with the remedy (rebuild from the
+archive). The records go to the consumer's handler in batches of 100,
+resuming at a record the handler reports failed (up to 5 attempts), as the
+mapping would. Re-driving is idempotent. --dry-run reads the batches and
+counts their records without handing them over. Delete the objects (or
+queue messages) once redrive reported them "redriven".
 
+  streamfold deadletter redrive --consumer projector s3://streamfold-prod-failures/aws/lambda/
   aws sqs receive-message --queue-url "$QUEUE" --max-number-of-messages 10 > msgs.json
   streamfold deadletter redrive --consumer projector msgs.json
 
@@ -134,7 +141,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 		}
 	}
 	if sub == "redrive" {
-		return runRedrive(ctx, env, fs.Args(), clients.Streams, handle, *consumer, *dryRun)
+		return runRedrive(ctx, env, fs.Args(), clients.Streams, clients.S3, handle, *consumer, *dryRun)
 	}
 	letters, err := stack.dl.List(ctx, *consumer)
 	if err != nil {

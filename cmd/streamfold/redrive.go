@@ -8,17 +8,23 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/streamfold/streamfold/internal/streamrun"
 )
 
 // onFailureRecord is what a stream event source mapping sends to its
-// on-failure destination (SQS or SNS) for a batch it gave up on: metadata
-// naming the records, not the records.
+// on-failure destination for a batch it gave up on: metadata naming the
+// records (SQS, SNS) and, in an S3 destination's object only, "payload":
+// the whole invocation event ({"Records": [...]}) as a JSON string
+// (AWS Lambda developer guide, "Retain discarded records for a DynamoDB
+// event source in Lambda"; testdata/redrive/README.md).
 type onFailureRecord struct {
 	RequestContext struct {
 		Condition   string `json:"condition"`
@@ -32,6 +38,7 @@ type onFailureRecord struct {
 		StreamArn           string `json:"streamArn"`
 		BatchSize           int    `json:"batchSize"`
 	} `json:"DDBStreamBatchInfo"`
+	Payload json.RawMessage `json:"payload"`
 }
 
 // failedBatch is one batch to redrive, with where it was read from.
@@ -40,6 +47,38 @@ type failedBatch struct {
 	Condition string
 	Range     streamrun.Range
 	BatchSize int
+	// Records are the batch's records when the on-failure record carried
+	// them (an S3 destination's payload): redrive hands them over as they
+	// are and never reads the stream. Nil for SQS/SNS records.
+	Records []events.DynamoDBEventRecord
+}
+
+// payloadRecords decodes an S3 on-failure record's payload: the invocation
+// event as a JSON string (as documented) or, tolerated, as a JSON object.
+func payloadRecords(raw json.RawMessage) ([]events.DynamoDBEventRecord, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		var text string
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return nil, err
+		}
+		raw = json.RawMessage(text)
+	}
+	var ev struct {
+		Records *[]events.DynamoDBEventRecord `json:"Records"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return nil, fmt.Errorf("not a DynamoDB stream event: %w", err)
+	}
+	if ev.Records == nil {
+		return nil, errors.New("no Records: not a DynamoDB stream event")
+	}
+	for i, r := range *ev.Records {
+		if r.Change.SequenceNumber == "" {
+			return nil, fmt.Errorf("Records[%d]: dynamodb.SequenceNumber is required", i)
+		}
+	}
+	return *ev.Records, nil
 }
 
 // parseOnFailure reads on-failure records in any of the shapes a person
@@ -124,26 +163,127 @@ func batchesOf(raw json.RawMessage, where string) ([]failedBatch, error) {
 	if err := b.Range.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: DDBStreamBatchInfo: %s", where, strings.TrimPrefix(err.Error(), "streamrun: range: "))
 	}
+	if p := bytes.TrimSpace(rec.Payload); len(p) > 0 && string(p) != "null" {
+		recs, err := payloadRecords(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: payload: %w", where, err)
+		}
+		b.Records = recs
+	}
 	return []failedBatch{b}, nil
 }
 
-// runRedrive is `deadletter redrive`: args holds FILE or "-".
-func runRedrive(ctx context.Context, env *cliEnv, args []string, streams streamrun.StreamsAPI, handle streamrun.Handler, consumer string, dryRun bool) int {
-	if len(args) != 1 {
-		return errorf(env, exitUsage, "deadletter redrive: want one argument, the file of on-failure messages (- for standard input), got %d", len(args))
+// objectsAPI is the part of the S3 client redrive uses to read on-failure
+// objects.
+type objectsAPI interface {
+	GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+}
+
+// parseS3URI splits s3://BUCKET/KEY-OR-PREFIX.
+func parseS3URI(uri string) (bucket, key string, err error) {
+	rest, ok := strings.CutPrefix(uri, "s3://")
+	if !ok {
+		return "", "", fmt.Errorf("%q is not s3://BUCKET/KEY", uri)
 	}
-	in := env.stdin
-	if args[0] != "-" {
-		f, err := os.Open(args[0])
-		if err != nil {
-			return errorf(env, exitUsage, "deadletter redrive: %v", err)
-		}
-		defer f.Close()
-		in = f
+	bucket, key, _ = strings.Cut(rest, "/")
+	if bucket == "" {
+		return "", "", fmt.Errorf("%q names no bucket", uri)
 	}
-	batches, err := parseOnFailure(in)
+	return bucket, key, nil
+}
+
+// readS3Batches reads the on-failure records of s3://BUCKET/KEY, or of
+// every object under the prefix when KEY is empty, ends with '/' or names
+// no object, in key order (Lambda's keys sort by shard, then time).
+func readS3Batches(ctx context.Context, api objectsAPI, uri string) ([]failedBatch, error) {
+	bucket, key, err := parseS3URI(uri)
 	if err != nil {
-		return errorf(env, exitUsage, "deadletter redrive: %s: %v", args[0], err)
+		return nil, err
+	}
+	var keys []string
+	if key != "" && !strings.HasSuffix(key, "/") {
+		keys = []string{key}
+	}
+	var out []failedBatch
+	for attempt := 0; ; attempt++ {
+		if keys == nil {
+			p := s3.NewListObjectsV2Paginator(api, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(key)})
+			for p.HasMorePages() {
+				page, err := p.NextPage(ctx)
+				if err != nil {
+					return nil, fmt.Errorf("list s3://%s/%s: %w", bucket, key, err)
+				}
+				for _, o := range page.Contents {
+					keys = append(keys, aws.ToString(o.Key))
+				}
+			}
+			sort.Strings(keys)
+			if len(keys) == 0 {
+				return nil, fmt.Errorf("no object under s3://%s/%s", bucket, key)
+			}
+		}
+		for _, k := range keys {
+			got, err := s3Batches(ctx, api, bucket, k)
+			var nsk interface{ ErrorCode() string }
+			if attempt == 0 && len(keys) == 1 && k == key && errors.As(err, &nsk) && nsk.ErrorCode() == "NoSuchKey" {
+				keys = nil // not an object: a prefix without its '/'
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, got...)
+		}
+		if keys != nil {
+			return out, nil
+		}
+	}
+}
+
+func s3Batches(ctx context.Context, api objectsAPI, bucket, key string) ([]failedBatch, error) {
+	uri := "s3://" + bucket + "/" + key
+	obj, err := api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", uri, err)
+	}
+	defer obj.Body.Close()
+	got, err := parseOnFailure(obj.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", uri, err)
+	}
+	for i := range got {
+		got[i].Where = uri + " " + got[i].Where
+	}
+	return got, nil
+}
+
+// runRedrive is `deadletter redrive`: args holds FILE, "-" or an s3:// URI
+// of an object or a prefix.
+func runRedrive(ctx context.Context, env *cliEnv, args []string, streams streamrun.StreamsAPI, objects objectsAPI, handle streamrun.Handler, consumer string, dryRun bool) int {
+	if len(args) != 1 {
+		return errorf(env, exitUsage, "deadletter redrive: want one argument, the on-failure records: a file (- for standard input) or s3://BUCKET/KEY or s3://BUCKET/PREFIX/, got %d", len(args))
+	}
+	var batches []failedBatch
+	if strings.HasPrefix(args[0], "s3://") {
+		var err error
+		if batches, err = readS3Batches(ctx, objects, args[0]); err != nil {
+			return errorf(env, exitRuntime, "deadletter redrive: %v", err)
+		}
+	} else {
+		in := env.stdin
+		if args[0] != "-" {
+			f, err := os.Open(args[0])
+			if err != nil {
+				return errorf(env, exitUsage, "deadletter redrive: %v", err)
+			}
+			defer f.Close()
+			in = f
+		}
+		var err error
+		if batches, err = parseOnFailure(in); err != nil {
+			return errorf(env, exitUsage, "deadletter redrive: %s: %v", args[0], err)
+		}
 	}
 	res := redrive(ctx, streams, handle, consumer, batches, dryRun)
 	if err := writeJSON(env.stdout, res); err != nil {
@@ -177,8 +317,11 @@ type redriveBatch struct {
 	Start     string `json:"startSequenceNumber"`
 	End       string `json:"endSequenceNumber"`
 	BatchSize int    `json:"batchSize"`
-	Read      int    `json:"read"`
-	Redriven  int    `json:"redriven"`
+	// Source: "payload" (the records the S3 on-failure object carried) or
+	// "stream" (read from the stream by the range).
+	Source   string `json:"source"`
+	Read     int    `json:"read"`
+	Redriven int    `json:"redriven"`
 	// Outcome: "redriven", "read" (dry run), "trimmed", "incomplete" or "failed".
 	Outcome string `json:"outcome"`
 	Error   string `json:"error,omitempty"`
@@ -201,14 +344,23 @@ const redriveChunk = 100
 // reports a failure after them fails the batch.
 const redriveAttempts = 5
 
-// redrive reads each batch's records from the stream and hands them to the
-// consumer's handler, in chunks, resuming a chunk at the record it reports
+// redrive takes each batch's records from its on-failure record (S3) or
+// reads them from the stream (SQS/SNS) and hands them to the consumer's
+// handler, in chunks, resuming a chunk at the record it reports
 // failed, as the event source mapping would.
 func redrive(ctx context.Context, streams streamrun.StreamsAPI, handle streamrun.Handler, consumer string, batches []failedBatch, dryRun bool) redriveResult {
 	res := redriveResult{Consumer: consumer, DryRun: dryRun, Batches: []redriveBatch{}}
 	for _, b := range batches {
-		rb := redriveBatch{Where: b.Where, Shard: b.Range.ShardID, Start: b.Range.Start, End: b.Range.End, BatchSize: b.BatchSize}
-		recs, err := streamrun.ReadRange(ctx, streams, b.Range)
+		rb := redriveBatch{Where: b.Where, Shard: b.Range.ShardID, Start: b.Range.Start, End: b.Range.End, BatchSize: b.BatchSize, Source: "stream"}
+		var recs []events.DynamoDBEventRecord
+		var err error
+		if b.Records != nil {
+			// The records came with the on-failure record (S3): the
+			// stream, and its 24 h, are not needed.
+			recs, rb.Source = b.Records, "payload"
+		} else {
+			recs, err = streamrun.ReadRange(ctx, streams, b.Range)
+		}
 		rb.Read = len(recs)
 		switch {
 		case errors.Is(err, streamrun.ErrTrimmed):

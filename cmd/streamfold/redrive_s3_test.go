@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/streamfold/streamfold/archiver"
+	"github.com/streamfold/streamfold/internal/streamrun"
+	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/schema"
+)
+
+// TestParseS3OnFailureObject reads the object an S3 on-failure destination
+// writes: the batch's range and, from its payload, the records themselves.
+func TestParseS3OnFailureObject(t *testing.T) {
+	tests := []struct {
+		file    string
+		seqs    []string
+		wantErr string
+	}{
+		{"s3_object.json", []string{"111100000000012345678901", "111200000000012345678902"}, ""},
+		{"bad_s3_payload.json", nil, "value 1: payload: Records[0]: dynamodb.SequenceNumber is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("testdata", "redrive", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := parseOnFailure(bytes.NewReader(b))
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || len(got) != 1 {
+				t.Fatalf("%d batches, %v; want 1", len(got), err)
+			}
+			var seqs []string
+			for _, r := range got[0].Records {
+				seqs = append(seqs, r.Change.SequenceNumber)
+				if r.EventName != "INSERT" || r.Change.NewImage["subject"].String() == "" {
+					t.Errorf("record %s: %s without a subject in its NewImage", r.Change.SequenceNumber, r.EventName)
+				}
+			}
+			if strings.Join(seqs, ",") != strings.Join(tt.seqs, ",") || got[0].Range.Start != tt.seqs[0] || got[0].BatchSize != 2 {
+				t.Fatalf("records %v, batch %+v; want %v", seqs, got[0].Range, tt.seqs)
+			}
+		})
+	}
+	// The payload as an object (not the documented string) is read alike.
+	var rec map[string]any
+	b, _ := os.ReadFile(filepath.Join("testdata", "redrive", "s3_object.json"))
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	var payload any
+	_ = json.Unmarshal([]byte(rec["payload"].(string)), &payload)
+	rec["payload"] = payload
+	b, _ = json.Marshal(rec)
+	if got, err := parseOnFailure(bytes.NewReader(b)); err != nil || len(got) != 1 || len(got[0].Records) != 2 {
+		t.Fatalf("payload as an object: %+v, %v", got, err)
+	}
+	for _, uri := range []string{"s3:///key", "http://x/y"} {
+		if _, _, err := parseS3URI(uri); err == nil {
+			t.Errorf("parseS3URI(%q): no error", uri)
+		}
+	}
+}
+
+// TestRedriveFromS3OnFailureObjects puts in MinIO, under the key layout of
+// an S3 on-failure destination, an object of the documented shape
+// (testdata/redrive/s3_object.json) whose payload holds 120 records read
+// from the stream, and whose DDBStreamBatchInfo names a shard that no
+// longer exists: redrive replays the records from the object without
+// reading the stream (source "payload"), from the object's URI and from
+// the prefix, for the projector (again: nothing changes) and the archiver.
+func TestRedriveFromS3OnFailureObjects(t *testing.T) {
+	c := testenv.S3Clients(t)
+	ctx := context.Background()
+	n, res := testenv.Tables(t, c)
+	stream := testenv.EventStream(t, res)
+	bucket := testenv.Bucket(t, c, n.BucketName())
+	env := localEnv(n)
+	appendSimulated(t, c, n, 5, 300, 2)
+	shard, recs := readShard(t, c, stream)
+	lo, hi := 30, 149
+	batch, err := streamrun.ReadRange(ctx, c.Streams, streamrun.Range{StreamARN: stream, ShardID: shard, Start: recs[lo].seq, End: recs[hi].seq})
+	if err != nil || len(batch) != 120 {
+		t.Fatalf("ReadRange: %d records, %v", len(batch), err)
+	}
+	inRange := map[string]bool{}
+	for _, r := range batch {
+		inRange[r.Change.NewImage["subject"].String()] = true
+	}
+
+	var obj map[string]any
+	b, err := os.ReadFile(filepath.Join("testdata", "redrive", "s3_object.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &obj); err != nil {
+		t.Fatal(err)
+	}
+	payload, err := json.Marshal(map[string]any{"Records": batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj["payload"] = string(payload)
+	info := obj["DDBStreamBatchInfo"].(map[string]any)
+	info["streamArn"], info["shardId"] = stream, "shardId-00000000000000000000-00000000" // gone
+	info["startSequenceNumber"], info["endSequenceNumber"], info["batchSize"] = recs[lo].seq, recs[hi].seq, 120
+	body, _ := json.Marshal(obj)
+	prefix := "aws/lambda/4b1d2c3e-5f60-4a7b-8c9d-0e1f2a3b4c5d/"
+	key := prefix + "shardId-00000000000000000000-00000000/2026/11/20/2026-11-20T03.14.15-9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b"
+	if _, err := c.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
+		t.Fatal(err)
+	}
+
+	var sum redriveResult
+	redriveCLI := func(wantCode int, args ...string) {
+		t.Helper()
+		code, out, errOut := runCLI(t, env, "", append([]string{"deadletter", "redrive"}, args...)...)
+		if code != wantCode {
+			t.Fatalf("redrive %v: exit %d, want %d\n%s\n%s", args, code, wantCode, out, errOut)
+		}
+		sum = redriveResult{}
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			t.Fatalf("redrive %v: summary %q: %v", args, out, err)
+		}
+	}
+	redriveCLI(exitOK, "--dry-run", "s3://"+bucket+"/"+key)
+	if sum.Totals.Read != 120 || sum.Totals.Redriven != 0 || sum.Batches[0].Source != "payload" || sum.Batches[0].Outcome != "read" || !strings.HasPrefix(sum.Batches[0].Where, "s3://"+bucket+"/"+key) {
+		t.Fatalf("dry run: %+v", sum)
+	}
+	store, err := projector.NewDynamoStore(c.DynamoDB, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var versions map[string]int64
+	for round, arg := range []string{"s3://" + bucket + "/" + key, "s3://" + bucket + "/" + prefix, "s3://" + bucket + "/aws/lambda"} {
+		redriveCLI(exitOK, "--consumer", "projector", arg)
+		if sum.Totals.Batches != 1 || sum.Totals.Redriven != 120 || sum.Batches[0].Outcome != "redriven" || sum.Batches[0].Source != "payload" {
+			t.Fatalf("%s: %+v", arg, sum)
+		}
+		st, err := store.Load(ctx, keys(inRange), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		projected := 0
+		for s, state := range st {
+			projected++
+			if round == 0 {
+				continue
+			}
+			if state.Version != versions[s] {
+				t.Errorf("%s: %s went from version %d to %d: a second redrive changed it", arg, s, versions[s], state.Version)
+			}
+		}
+		if projected == 0 {
+			t.Fatalf("%s: nothing of the batch projected", arg)
+		}
+		if round == 0 {
+			versions = map[string]int64{}
+			for s, state := range st {
+				versions[s] = state.Version
+			}
+		}
+	}
+	redriveCLI(exitOK, "--consumer", "archiver", "s3://"+bucket+"/"+key)
+	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	archived := 0
+	if err := a.Events(ctx, func(schema.Event) error { archived++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if archived != 120 {
+		t.Fatalf("archived %d events, want the batch's 120", archived)
+	}
+
+	// Nothing there: a service error naming the prefix.
+	if code, _, errOut := runCLI(t, env, "", "deadletter", "redrive", "s3://"+bucket+"/aws/lambda/none/"); code != exitRuntime || !strings.Contains(errOut, "no object under s3://"+bucket+"/aws/lambda/none/") {
+		t.Fatalf("empty prefix: exit %d: %s", code, errOut)
+	}
+}
