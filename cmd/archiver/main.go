@@ -7,7 +7,8 @@
 //
 //	ARCHIVE_BUCKET          the archive bucket (required)
 //	ARCHIVE_PREFIX          key prefix inside the bucket (optional, no leading or trailing '/')
-//	STREAMFOLD_S3_ENDPOINT  optional endpoint override (tests, MinIO)
+//	STREAMFOLD_S3_ENDPOINT  optional endpoint override (tests, MinIO), with
+//	                        STREAMFOLD_S3_ACCESS_KEY and STREAMFOLD_S3_SECRET_KEY (see clientConfig)
 //
 // Configure its event source mapping with ReportBatchItemFailures and
 // unlimited retries (MaximumRetryAttempts -1): a failed batch is an S3
@@ -33,7 +34,7 @@ func main() {
 		log.Error("bad configuration (ARCHIVE_BUCKET, ARCHIVE_PREFIX)", "err", err)
 		os.Exit(1)
 	}
-	c, err := awsclient.New(context.Background(), awsclient.Config{S3Endpoint: os.Getenv("STREAMFOLD_S3_ENDPOINT")})
+	c, err := awsclient.New(context.Background(), clientConfig(os.Getenv))
 	if err != nil {
 		log.Error("aws clients", "err", err)
 		os.Exit(1)
