@@ -22,6 +22,8 @@ var lambdaCommands = deploy.Functions
 var testOnlyEnv = map[string]bool{
 	"STREAMFOLD_DYNAMODB_ENDPOINT": true,
 	"STREAMFOLD_S3_ENDPOINT":       true,
+	"STREAMFOLD_S3_ACCESS_KEY":     true, // with STREAMFOLD_S3_ENDPOINT only (cmd/archiver)
+	"STREAMFOLD_S3_SECRET_KEY":     true,
 }
 
 var packageMainRE = regexp.MustCompile(`(?m)^package main\b`)
