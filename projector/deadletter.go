@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
@@ -64,10 +68,15 @@ type DeadLetterAPI interface {
 }
 
 // DeadLetters stores dead letters in the dead-letters table. Putting the
-// same record twice keeps one item (the key is consumer + position).
+// same record twice keeps one item (the key is consumer + position). Each
+// item expires schema.DeadLetterRetentionDays after it was quarantined.
+// With EmitMetrics, every dead letter stored is also one CloudWatch metric
+// datum (DeadLetterMetric), which the deployment alarms on.
 type DeadLetters struct {
-	api   DeadLetterAPI
-	table string
+	api     DeadLetterAPI
+	table   string
+	metrics io.Writer
+	mu      sync.Mutex // serialises metric lines
 }
 
 // NewDeadLetters returns the dead-letter store on table (a physical name).
@@ -75,8 +84,54 @@ func NewDeadLetters(api DeadLetterAPI, table string) *DeadLetters {
 	return &DeadLetters{api: api, table: table}
 }
 
+// The dead-letter metric: namespace DeadLetterNamespace, name
+// DeadLetterMetric (Count, one per dead letter stored), dimensions Table
+// (the dead-letter table, so one per deployment) and Consumer.
+const (
+	DeadLetterNamespace = "Streamfold"
+	DeadLetterMetric    = "DeadLettered"
+)
+
+// EmitMetrics makes Put write one CloudWatch embedded-metric-format line
+// per dead letter stored to w (a Lambda function's standard output, which
+// CloudWatch Logs turns into the metric). It returns s.
+func (s *DeadLetters) EmitMetrics(w io.Writer) *DeadLetters {
+	s.metrics = w
+	return s
+}
+
+// emitMetric writes the EMF line of one dead letter of consumer.
+func (s *DeadLetters) emitMetric(consumer, reason string, at time.Time) {
+	if s.metrics == nil {
+		return
+	}
+	line, err := json.Marshal(map[string]any{
+		"_aws": map[string]any{
+			"Timestamp": at.UnixMilli(),
+			"CloudWatchMetrics": []any{map[string]any{
+				"Namespace":  DeadLetterNamespace,
+				"Dimensions": [][]string{{"Table", "Consumer"}},
+				"Metrics":    []any{map[string]string{"Name": DeadLetterMetric, "Unit": "Count"}},
+			}},
+		},
+		"Table":          s.table,
+		"Consumer":       consumer,
+		"Reason":         reason,
+		DeadLetterMetric: 1,
+	})
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, _ = s.metrics.Write(append(line, '\n'))
+}
+
 // Put stores a dead letter.
 func (s *DeadLetters) Put(ctx context.Context, d DeadLetter) error {
+	if d.QuarantinedAt.IsZero() {
+		d.QuarantinedAt = time.Now().UTC()
+	}
 	item := map[string]types.AttributeValue{
 		"consumer":        &types.AttributeValueMemberS{Value: d.Consumer},
 		"position":        &types.AttributeValueMemberS{Value: d.Position},
@@ -89,10 +144,13 @@ func (s *DeadLetters) Put(ctx context.Context, d DeadLetter) error {
 		"record":          &types.AttributeValueMemberS{Value: d.Record},
 		"quarantined_at":  &types.AttributeValueMemberS{Value: d.QuarantinedAt.Format(time.RFC3339Nano)},
 		"status":          &types.AttributeValueMemberS{Value: d.Status},
+		schema.AttrTTL: &types.AttributeValueMemberN{Value: strconv.FormatInt(
+			d.QuarantinedAt.AddDate(0, 0, schema.DeadLetterRetentionDays).Unix(), 10)},
 	}
 	if _, err := s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
 		return fmt.Errorf("projector: put dead letter %s/%s: %w", d.Consumer, d.Position, err)
 	}
+	s.emitMetric(d.Consumer, d.Reason, d.QuarantinedAt)
 	return nil
 }
 

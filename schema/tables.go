@@ -72,6 +72,10 @@ const (
 	TableCheckpoints   = "checkpoints"
 	TableAggregates    = "aggregates"
 	EventRetentionDays = 14
+	// DeadLetterRetentionDays is how long a dead letter is kept after it
+	// was quarantined: time enough to be paged (every dead letter is a
+	// metric with an alarm), look and replay.
+	DeadLetterRetentionDays = 90
 )
 
 func s(name string) KeyAttr { return KeyAttr{Name: name, Type: String} }
@@ -152,6 +156,7 @@ var tables = []Table{
 		Logical: TableDeadLetters,
 		Doc:     "Records a consumer could not process: the raw record, the error and its stream position, for a person to inspect and replay.",
 		Hash:    s("consumer"), Range: sp("position"),
+		TTLAttribute: "ttl", TTLDays: DeadLetterRetentionDays,
 		PITR: true,
 	},
 	{

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -330,6 +331,7 @@ func TestAlarms(t *testing.T) {
 			for k, v := range dims {
 				dim = append(dim, k+"="+v.AsString())
 			}
+			sort.Strings(dim)
 			th, _ := attr(a.Obj, "threshold").AsBigFloat().Float64()
 			got[getStr(a.Obj, "alarm_name")] = fmt.Sprintf("%s/%s %s %s %g", getStr(a.Obj, "namespace"), getStr(a.Obj, "metric_name"), strings.Join(dim, ","), getStr(a.Obj, "comparison_operator"), th)
 			for _, k := range []string{"alarm_actions", "ok_actions"} {
@@ -349,6 +351,9 @@ func TestAlarms(t *testing.T) {
 		}
 		for _, q := range []string{"ingest"} {
 			want["streamfold-dev-"+q+"-failures-not-empty"] = fmt.Sprintf("AWS/SQS/ApproximateNumberOfMessagesVisible QueueName=streamfold-dev-%s-failures GreaterThanThreshold 0", q)
+		}
+		for _, c := range []string{"ingest", "projector"} { // deadletters.tf
+			want["streamfold-dev-"+c+"-dead-letters"] = fmt.Sprintf("Streamfold/DeadLettered Consumer=%s,Table=streamfold-dev-dead-letters GreaterThanOrEqualToThreshold 1", c)
 		}
 		for _, f := range lambdaCommands {
 			want["streamfold-dev-"+f+"-errors"] = fmt.Sprintf(`AWS/Lambda/Errors FunctionName=streamfold-dev-%s GreaterThanThreshold 0`, f)

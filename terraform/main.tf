@@ -579,6 +579,13 @@ resource "aws_dynamodb_table" "dead_letters" {
     type = "S"
   }
 
+  # 90 days after quarantine (schema.DeadLetterRetentionDays); every dead
+  # letter also pages (deadletters.tf).
+  ttl {
+    attribute_name = "ttl"
+    enabled        = true
+  }
+
   point_in_time_recovery {
     enabled = local.pitr_enabled
   }

@@ -100,7 +100,7 @@ func main() {
 		sfn: &stepFunctions{
 			appender:    app,
 			tags:        tags,
-			deadLetters: projector.NewDeadLetters(c.DynamoDB, cfg.Naming.Table(schema.TableDeadLetters)),
+			deadLetters: projector.NewDeadLetters(c.DynamoDB, cfg.Naming.Table(schema.TableDeadLetters)).EmitMetrics(os.Stdout),
 			log:         log,
 			now:         time.Now,
 			payloads:    cfg.SFNPayloads,

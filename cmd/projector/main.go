@@ -45,7 +45,7 @@ func main() {
 		log.Error("projector", "err", err)
 		os.Exit(1)
 	}
-	h := projector.NewHandler(p, projector.NewDeadLetters(c.DynamoDB, n.Table(schema.TableDeadLetters)), projector.HandlerConfig{}, log)
+	h := projector.NewHandler(p, projector.NewDeadLetters(c.DynamoDB, n.Table(schema.TableDeadLetters)).EmitMetrics(os.Stdout), projector.HandlerConfig{}, log)
 	lambda.Start(h.Handle)
 }
 
