@@ -187,7 +187,7 @@ resource "aws_glue_catalog_table" "archive" {
     "projection.enabled"                  = "true"
     "projection.event_date.type"          = "date"
     "projection.event_date.format"        = local.glue.storage.date_format
-    "projection.event_date.range"         = "2024-01-01,NOW"
+    "projection.event_date.range"         = "${var.archive_first_date},NOW+1YEARS"
     "projection.event_date.interval"      = "1"
     "projection.event_date.interval.unit" = "DAYS"
     "storage.location.template"           = "${local.glue_location_root}${each.key}/event_date=$${event_date}/"

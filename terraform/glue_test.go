@@ -469,7 +469,7 @@ func TestGlueTablesComeFromGeneratedJSON(t *testing.T) {
 			"projection.enabled":                  "true",
 			"projection.event_date.type":          "date",
 			"projection.event_date.format":        "yyyy-MM-dd",
-			"projection.event_date.range":         "2024-01-01,NOW",
+			"projection.event_date.range":         "2000-01-01,NOW+1YEARS",
 			"projection.event_date.interval":      "1",
 			"projection.event_date.interval.unit": "DAYS",
 			"storage.location.template":           root + "event_date=${event_date}/",

@@ -208,10 +208,11 @@ data "aws_iam_policy_document" "api" {
     resources = local.projection_index_arns
   }
 
-  # One aggregate's events (Query by subject) and single events (GetItem).
+  # One aggregate's events (Query by subject: the job timeline and its
+  # duplicate deliveries); the API reads no single event.
   statement {
     sid       = "ReadEvents"
-    actions   = ["dynamodb:GetItem", "dynamodb:Query"]
+    actions   = ["dynamodb:Query"]
     resources = [aws_dynamodb_table.events.arn]
   }
 

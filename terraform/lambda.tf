@@ -105,6 +105,11 @@ resource "aws_lambda_function" "function" {
   memory_size      = var.lambda_memory_mb[each.key]
   timeout          = var.lambda_timeout_seconds[each.key]
 
+  # Reserved per function (concurrency.tf): the public function URLs (api,
+  # ingest) cannot use up the account's concurrency and throttle the stream
+  # consumers, whose records expire after 24 h; -1 leaves one unreserved.
+  reserved_concurrent_executions = var.lambda_reserved_concurrency[each.key]
+
   environment {
     variables = each.value.environment
   }

@@ -311,10 +311,10 @@ func TestArchiveBucket(t *testing.T) {
 	}
 	want := map[string]string{}
 	for name := range g.Tables {
-		want["archive/"+name+"/"] = "365 GLACIER Enabled"
+		want["archive/"+name+"/"] = "365 GLACIER_IR Enabled"
 	}
 	if fmt.Sprint(transitions) != fmt.Sprint(want) {
-		t.Errorf("lifecycle transitions %v, want %v (each table's data after a year; not the _symlink manifests)", transitions, want)
+		t.Errorf("lifecycle transitions %v, want %v (each table's data after a year, to a class rebuild and Athena can still read; not the _symlink manifests)", transitions, want)
 	}
 }
 
@@ -354,6 +354,9 @@ func TestAlarms(t *testing.T) {
 		}
 		for _, c := range []string{"ingest", "projector"} { // deadletters.tf
 			want["streamfold-dev-"+c+"-dead-letters"] = fmt.Sprintf("Streamfold/DeadLettered Consumer=%s,Table=streamfold-dev-dead-letters GreaterThanOrEqualToThreshold 1", c)
+		}
+		for _, f := range lambdaCommands { // concurrency.tf
+			want["streamfold-dev-"+f+"-throttles"] = fmt.Sprintf(`AWS/Lambda/Throttles FunctionName=streamfold-dev-%s GreaterThanThreshold 0`, f)
 		}
 		for _, f := range lambdaCommands {
 			want["streamfold-dev-"+f+"-errors"] = fmt.Sprintf(`AWS/Lambda/Errors FunctionName=streamfold-dev-%s GreaterThanThreshold 0`, f)

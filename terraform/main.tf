@@ -20,6 +20,10 @@ locals {
     prod  = true
   }
   pitr_enabled = local.pitr_by_stage[var.stage]
+  # Outside dev, no table can be deleted (a destroy, a prefix typo or a
+  # change that replaces a table fails instead): the event log and the
+  # dead letters have no other copy than the archive and PITR.
+  deletion_protection = var.stage != "dev"
 
   # The tables the projector writes and the API reads (everything but the
   # event log, the dead letters, the projector's own state and the local
@@ -55,10 +59,11 @@ locals {
 # (NEW_IMAGE: the consumers need the inserted item only) feed the projector
 # and archiver; PITR in stage and prod.
 resource "aws_dynamodb_table" "events" {
-  name         = "${local.name}-events"
-  billing_mode = "PAY_PER_REQUEST"
-  hash_key     = "subject"
-  range_key    = "id"
+  name                        = "${local.name}-events"
+  billing_mode                = "PAY_PER_REQUEST"
+  deletion_protection_enabled = local.deletion_protection
+  hash_key                    = "subject"
+  range_key                   = "id"
 
   attribute {
     name = "id"
@@ -89,9 +94,10 @@ resource "aws_dynamodb_table" "events" {
 
 # Agent Step Functions executions (seeds 000/002).
 resource "aws_dynamodb_table" "executions" {
-  name         = "${local.name}-executions"
-  billing_mode = "PAY_PER_REQUEST"
-  hash_key     = "executionArn"
+  name                        = "${local.name}-executions"
+  billing_mode                = "PAY_PER_REQUEST"
+  deletion_protection_enabled = local.deletion_protection
+  hash_key                    = "executionArn"
 
   attribute {
     name = "agentName"
@@ -154,10 +160,11 @@ resource "aws_dynamodb_table" "executions" {
 
 # Seed 001 single table: executions, albums, validation tasks, daily metrics rows.
 resource "aws_dynamodb_table" "workflows" {
-  name         = "${local.name}-workflows"
-  billing_mode = "PAY_PER_REQUEST"
-  hash_key     = "pk"
-  range_key    = "sk"
+  name                        = "${local.name}-workflows"
+  billing_mode                = "PAY_PER_REQUEST"
+  deletion_protection_enabled = local.deletion_protection
+  hash_key                    = "pk"
+  range_key                   = "sk"
 
   attribute {
     name = "createdAt"
@@ -260,10 +267,11 @@ resource "aws_dynamodb_table" "workflows" {
 
 # Seed 003 workflow_jobs; 90-day TTL.
 resource "aws_dynamodb_table" "workflow_jobs" {
-  name         = "${local.name}-workflow-jobs"
-  billing_mode = "PAY_PER_REQUEST"
-  hash_key     = "pk"
-  range_key    = "sk"
+  name                        = "${local.name}-workflow-jobs"
+  billing_mode                = "PAY_PER_REQUEST"
+  deletion_protection_enabled = local.deletion_protection
+  hash_key                    = "pk"
+  range_key                   = "sk"
 
   attribute {
     name = "created_at"
@@ -386,10 +394,11 @@ resource "aws_dynamodb_table" "workflow_jobs" {
 
 # Seed 003 workflow_runs; 90-day TTL.
 resource "aws_dynamodb_table" "workflow_runs" {
-  name         = "${local.name}-workflow-runs"
-  billing_mode = "PAY_PER_REQUEST"
-  hash_key     = "pk"
-  range_key    = "sk"
+  name                        = "${local.name}-workflow-runs"
+  billing_mode                = "PAY_PER_REQUEST"
+  deletion_protection_enabled = local.deletion_protection
+  hash_key                    = "pk"
+  range_key                   = "sk"
 
   attribute {
     name = "pk"
@@ -417,10 +426,11 @@ resource "aws_dynamodb_table" "workflow_runs" {
 
 # Seed 003 deployments; 90-day TTL.
 resource "aws_dynamodb_table" "deployments" {
-  name         = "${local.name}-deployments"
-  billing_mode = "PAY_PER_REQUEST"
-  hash_key     = "pk"
-  range_key    = "sk"
+  name                        = "${local.name}-deployments"
+  billing_mode                = "PAY_PER_REQUEST"
+  deletion_protection_enabled = local.deletion_protection
+  hash_key                    = "pk"
+  range_key                   = "sk"
 
   attribute {
     name = "pk"
@@ -448,9 +458,10 @@ resource "aws_dynamodb_table" "deployments" {
 
 # Seed 004 messages; 90-day TTL; PITR in stage/prod.
 resource "aws_dynamodb_table" "messages" {
-  name         = "${local.name}-messages"
-  billing_mode = "PAY_PER_REQUEST"
-  hash_key     = "message_id"
+  name                        = "${local.name}-messages"
+  billing_mode                = "PAY_PER_REQUEST"
+  deletion_protection_enabled = local.deletion_protection
+  hash_key                    = "message_id"
 
   attribute {
     name = "created_date"
@@ -538,10 +549,11 @@ resource "aws_dynamodb_table" "messages" {
 
 # Daily counter rows keyed by scope and date.
 resource "aws_dynamodb_table" "metrics" {
-  name         = "${local.name}-metrics"
-  billing_mode = "PAY_PER_REQUEST"
-  hash_key     = "scope"
-  range_key    = "date"
+  name                        = "${local.name}-metrics"
+  billing_mode                = "PAY_PER_REQUEST"
+  deletion_protection_enabled = local.deletion_protection
+  hash_key                    = "scope"
+  range_key                   = "date"
 
   attribute {
     name = "date"
@@ -564,10 +576,11 @@ resource "aws_dynamodb_table" "metrics" {
 
 # Records a consumer could not process; PITR in stage/prod so a person can replay them.
 resource "aws_dynamodb_table" "dead_letters" {
-  name         = "${local.name}-dead-letters"
-  billing_mode = "PAY_PER_REQUEST"
-  hash_key     = "consumer"
-  range_key    = "position"
+  name                        = "${local.name}-dead-letters"
+  billing_mode                = "PAY_PER_REQUEST"
+  deletion_protection_enabled = local.deletion_protection
+  hash_key                    = "consumer"
+  range_key                   = "position"
 
   attribute {
     name = "consumer"
@@ -597,9 +610,10 @@ resource "aws_dynamodb_table" "dead_letters" {
 
 # The projector's folded state per subject; rebuildable from the archive.
 resource "aws_dynamodb_table" "aggregates" {
-  name         = "${local.name}-aggregates"
-  billing_mode = "PAY_PER_REQUEST"
-  hash_key     = "subject"
+  name                        = "${local.name}-aggregates"
+  billing_mode                = "PAY_PER_REQUEST"
+  deletion_protection_enabled = local.deletion_protection
+  hash_key                    = "subject"
 
   attribute {
     name = "subject"
@@ -617,10 +631,11 @@ resource "aws_dynamodb_table" "aggregates" {
 
 # Per-shard stream checkpoints of the local stream runner.
 resource "aws_dynamodb_table" "checkpoints" {
-  name         = "${local.name}-checkpoints"
-  billing_mode = "PAY_PER_REQUEST"
-  hash_key     = "consumer"
-  range_key    = "shard_id"
+  name                        = "${local.name}-checkpoints"
+  billing_mode                = "PAY_PER_REQUEST"
+  deletion_protection_enabled = local.deletion_protection
+  hash_key                    = "consumer"
+  range_key                   = "shard_id"
 
   attribute {
     name = "consumer"

@@ -174,10 +174,21 @@ variable "archive_transition_days" {
   default     = 365
 }
 
-variable "archive_storage_class" {
-  description = "Storage class archived Parquet data moves to after archive_transition_days: GLACIER (seed 004; Athena skips such objects until they are restored), GLACIER_IR (Athena keeps reading them) or DEEP_ARCHIVE."
+variable "archive_first_date" {
+  description = "The first event date (YYYY-MM-DD) Athena's partition projection covers; the range ends a year after today, so events a producer dated in the future stay visible. Events dated earlier are in the archive (rebuild reads them) but Athena does not see them."
   type        = string
-  default     = "GLACIER"
+  default     = "2000-01-01"
+
+  validation {
+    condition     = can(regex("^[0-9]{4}-[0-9]{2}-[0-9]{2}$", var.archive_first_date))
+    error_message = "archive_first_date must be YYYY-MM-DD."
+  }
+}
+
+variable "archive_storage_class" {
+  description = "Storage class archived Parquet data moves to after archive_transition_days: GLACIER_IR (the default: Glacier Instant Retrieval, read like Standard, so Athena, rebuild and verify keep reading it), GLACIER (seed 004's choice, cheaper to keep; Athena skips such objects and rebuild/verify fail on them until they are restored: docs/archiver.md) or DEEP_ARCHIVE (the same, restores take hours)."
+  type        = string
+  default     = "GLACIER_IR"
 
   validation {
     condition     = contains(["GLACIER", "GLACIER_IR", "DEEP_ARCHIVE"], var.archive_storage_class)
@@ -205,6 +216,22 @@ variable "athena_bytes_scanned_cutoff" {
   validation {
     condition     = var.athena_bytes_scanned_cutoff >= 10485760
     error_message = "athena_bytes_scanned_cutoff must be at least 10485760 (10 MB)."
+  }
+}
+
+variable "lambda_reserved_concurrency" {
+  description = "Reserved concurrency of each function: projector, archiver, ingest, api. For the public function URLs (ingest, api) it is a ceiling, so that a flood of requests cannot take the account's concurrency from the stream consumers; for the stream consumers (one invocation per shard) it is a guarantee. -1 reserves none (accounts whose concurrency limit is too low to reserve: AWS keeps 100 unreserved)."
+  type        = map(number)
+  default = {
+    projector = 10
+    archiver  = 10
+    ingest    = 50
+    api       = 20
+  }
+
+  validation {
+    condition     = length(setsubtract(["projector", "archiver", "ingest", "api"], keys(var.lambda_reserved_concurrency))) == 0 && alltrue([for v in values(var.lambda_reserved_concurrency) : v == -1 || v >= 1])
+    error_message = "lambda_reserved_concurrency needs projector, archiver, ingest and api, each -1 (none) or at least 1 (0 would stop the function)."
   }
 }
 
