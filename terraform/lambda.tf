@@ -17,9 +17,13 @@ locals {
     }
     archiver = {
       description = "streamfold archiver: writes every event to the archive bucket as Parquet for Athena (cmd/archiver)"
+      # STREAMFOLD_PREFIX/STAGE: the tables the scheduled verify reads and
+      # the maintenance metrics' Deployment dimension (maintenance.tf).
       environment = {
-        ARCHIVE_BUCKET = aws_s3_bucket.archive.bucket
-        ARCHIVE_PREFIX = var.archive_prefix
+        ARCHIVE_BUCKET    = aws_s3_bucket.archive.bucket
+        ARCHIVE_PREFIX    = var.archive_prefix
+        STREAMFOLD_PREFIX = var.prefix
+        STREAMFOLD_STAGE  = var.stage
       }
     }
     ingest = {

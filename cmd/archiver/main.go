@@ -1,14 +1,22 @@
 // Command archiver is the archiver's Lambda function: DynamoDB Streams
 // batches of the event table in, Parquet objects and manifests in S3 out
 // (see package archiver), partial batch responses (ReportBatchItemFailures)
-// back. It is a composition root only: environment in, archiver.Handler out.
+// back. The same function runs the archive's scheduled maintenance: an
+// invocation {"maintenance": {"task": "compact"|"verify"}} (EventBridge
+// Scheduler, terraform/maintenance.tf) runs that task instead (see package
+// archiver/maintenance). It is a composition root only: environment in,
+// maintenance.Dispatch(archiver.Handler, maintenance.Runner) out.
 //
 // Environment:
 //
-//	ARCHIVE_BUCKET          the archive bucket (required)
-//	ARCHIVE_PREFIX          key prefix inside the bucket (optional, no leading or trailing '/')
-//	STREAMFOLD_S3_ENDPOINT  optional endpoint override (tests, MinIO), with
-//	                        STREAMFOLD_S3_ACCESS_KEY and STREAMFOLD_S3_SECRET_KEY (see clientConfig)
+//	ARCHIVE_BUCKET                the archive bucket (required)
+//	ARCHIVE_PREFIX                key prefix inside the bucket (optional, no leading or trailing '/')
+//	STREAMFOLD_PREFIX             table prefix, with STREAMFOLD_STAGE: the tables verify reads and
+//	STREAMFOLD_STAGE              the metrics' Deployment dimension ("<prefix>-<stage>"); verify
+//	                              fails naming them when they are unset, stream batches and compact
+//	                              do not need them
+//	STREAMFOLD_S3_ENDPOINT        optional endpoint override (tests, MinIO)
+//	STREAMFOLD_DYNAMODB_ENDPOINT  optional endpoint override (tests, DynamoDB Local)
 //
 // Configure its event source mapping with ReportBatchItemFailures and
 // unlimited retries (MaximumRetryAttempts -1): a failed batch is an S3
@@ -17,6 +25,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 
@@ -24,7 +33,10 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/streamfold/streamfold/archiver"
+	"github.com/streamfold/streamfold/archiver/maintenance"
+	"github.com/streamfold/streamfold/archiver/rebuild"
 	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/schema"
 )
 
 func main() {
@@ -34,7 +46,7 @@ func main() {
 		log.Error("bad configuration (ARCHIVE_BUCKET, ARCHIVE_PREFIX)", "err", err)
 		os.Exit(1)
 	}
-	c, err := awsclient.New(context.Background(), clientConfig(os.Getenv))
+	c, err := awsclient.New(context.Background(), clientConfig(os.Getenv)) // endpoint overrides: config.go
 	if err != nil {
 		log.Error("aws clients", "err", err)
 		os.Exit(1)
@@ -44,5 +56,29 @@ func main() {
 		log.Error("archive", "err", err)
 		os.Exit(1)
 	}
-	lambda.Start(archiver.NewHandler(a, log).Handle)
+	n := schema.Naming{Prefix: os.Getenv("STREAMFOLD_PREFIX"), Stage: os.Getenv("STREAMFOLD_STAGE")}
+	deployment := cfg.Bucket
+	var verifier maintenance.Verifier = unconfigured{}
+	if n.Prefix != "" || n.Stage != "" {
+		live, err := rebuild.NewDynamoLive(c.DynamoDB, n)
+		if err != nil {
+			log.Error("bad configuration (STREAMFOLD_PREFIX, STREAMFOLD_STAGE)", "err", err)
+			os.Exit(1)
+		}
+		deployment = n.Prefix + "-" + n.Stage
+		verifier = maintenance.ArchiveVerifier{Source: a, Live: live}
+	}
+	runner, err := maintenance.New(maintenance.Config{Deployment: deployment}, a, verifier, os.Stdout, log)
+	if err != nil {
+		log.Error("maintenance", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(maintenance.Dispatch(archiver.NewHandler(a, log).Handle, runner))
+}
+
+// unconfigured is the verifier without table names.
+type unconfigured struct{}
+
+func (unconfigured) Verify(context.Context) (rebuild.Report, error) {
+	return rebuild.Report{}, errors.New("verify needs the tables: set STREAMFOLD_PREFIX and STREAMFOLD_STAGE")
 }
