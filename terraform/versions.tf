@@ -14,7 +14,9 @@ terraform {
       # aws_lambda_permission.invoked_via_function_url (function URLs created
       # since October 2025 need lambda:InvokeFunction too) is also 6.29.0.
       # Removing an index declared through key_schema dropped and recreated
-      # every index until PR #46602 (6.36.0), so the range starts there.
+      # every index until PR #46602 (in 6.36.0), so the range starts there.
+      # Sources and what was checked: docs/deployment.md, "Terraform and
+      # provider versions".
       # "~> 6.36" is >= 6.36.0, < 7.0.0. The table's own keys keep
       # hash_key/range_key: base-table keys are single-attribute.
       version = "~> 6.36"
