@@ -129,6 +129,21 @@ data "aws_iam_policy_document" "archiver" {
     resources = [aws_s3_bucket.failures.arn]
   }
 
+  # Scheduled verify (maintenance.tf; archiver/rebuild.DynamoLive): a Query
+  # of the workflows table's GSI1 (metrics rows) and consistent Scans of
+  # the metrics and workflow-runs tables. Reads only.
+  statement {
+    sid       = "VerifyReadsWorkflowMetrics"
+    actions   = ["dynamodb:Query"]
+    resources = ["${aws_dynamodb_table.workflows.arn}/index/GSI1"]
+  }
+
+  statement {
+    sid       = "VerifyScansCounters"
+    actions   = ["dynamodb:Scan"]
+    resources = [aws_dynamodb_table.metrics.arn, aws_dynamodb_table.workflow_runs.arn]
+  }
+
   statement {
     sid     = "OwnLogGroup"
     actions = ["logs:CreateLogStream", "logs:PutLogEvents"]

@@ -331,6 +331,7 @@ func TestAlarms(t *testing.T) {
 			for k, v := range dims {
 				dim = append(dim, k+"="+v.AsString())
 			}
+			sort.Strings(dim) // maps iterate in random order
 			sort.Strings(dim)
 			th, _ := attr(a.Obj, "threshold").AsBigFloat().Float64()
 			got[getStr(a.Obj, "alarm_name")] = fmt.Sprintf("%s/%s %s %s %g", getStr(a.Obj, "namespace"), getStr(a.Obj, "metric_name"), strings.Join(dim, ","), getStr(a.Obj, "comparison_operator"), th)
@@ -349,6 +350,10 @@ func TestAlarms(t *testing.T) {
 			want["streamfold-dev-"+c+"-stream-dropped"] = fmt.Sprintf(`AWS/Lambda/DroppedEventCount EventSourceMappingUUID=uuid:aws_lambda_event_source_mapping.stream[%q] GreaterThanThreshold 0`, c)
 			want["streamfold-dev-"+c+"-stream-failed-invokes"] = fmt.Sprintf(`AWS/Lambda/FailedInvokeEventCount EventSourceMappingUUID=uuid:aws_lambda_event_source_mapping.stream[%q] GreaterThanThreshold 0`, c)
 		}
+		for _, task := range []string{"compact", "verify"} { // maintenance.tf
+			want["streamfold-dev-maintenance-"+task+"-missed"] = fmt.Sprintf(`Streamfold/MaintenanceSucceeded Deployment=streamfold-dev,Task=%s LessThanThreshold 1`, task)
+		}
+		want["streamfold-dev-verify-differences"] = `Streamfold/VerifyDifferences Deployment=streamfold-dev GreaterThanThreshold 0`
 		for _, q := range []string{"ingest"} {
 			want["streamfold-dev-"+q+"-failures-not-empty"] = fmt.Sprintf("AWS/SQS/ApproximateNumberOfMessagesVisible QueueName=streamfold-dev-%s-failures GreaterThanThreshold 0", q)
 		}

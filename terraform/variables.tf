@@ -285,3 +285,15 @@ variable "failures_retention_days" {
     error_message = "failures_retention_days must be at least 1."
   }
 }
+
+variable "maintenance_compact_schedule" {
+  description = "EventBridge Scheduler expression (UTC) of the archive's daily compaction of the day before yesterday (maintenance.tf)."
+  type        = string
+  default     = "cron(15 3 * * ? *)"
+}
+
+variable "maintenance_verify_schedule" {
+  description = "EventBridge Scheduler expression (UTC) of the daily verify of the projections against the archive (maintenance.tf). After the compaction, so that it reads few objects."
+  type        = string
+  default     = "cron(45 4 * * ? *)"
+}
