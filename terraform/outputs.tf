@@ -66,8 +66,13 @@ output "step_functions_rule_arn" {
 }
 
 output "failure_queue_urls" {
-  description = "On-failure SQS queue URLs by consumer (projector, archiver: stream batches given up on; ingest: EventBridge events)."
+  description = "On-failure SQS queue URLs by consumer (ingest: EventBridge events given up on; the stream consumers' failed batches are in failed_batches)."
   value       = { for k, q in aws_sqs_queue.failures : k => q.url }
+}
+
+output "failed_batches" {
+  description = "Where each stream consumer's event source mapping writes the batches it gave up on, s3://<failures bucket>/aws/lambda/<mapping UUID>/, by consumer: the argument of `streamfold deadletter redrive --consumer <consumer>`."
+  value       = { for k, m in aws_lambda_event_source_mapping.stream : k => "s3://${aws_s3_bucket.failures.bucket}/${local.failures_key_prefix}/${m.uuid}/" }
 }
 
 output "archive_uri" {

@@ -45,6 +45,9 @@ type onFailureRecord struct {
 type failedBatch struct {
 	Where     string // "message 2", "message 1 of value 3", ...
 	Condition string
+	// Function is the name of the function the mapping invoked (from
+	// requestContext.functionArn; empty when the record has none).
+	Function  string
 	Range     streamrun.Range
 	BatchSize int
 	// Records are the batch's records when the on-failure record carried
@@ -156,7 +159,11 @@ func batchesOf(raw json.RawMessage, where string) ([]failedBatch, error) {
 	if rec.BatchInfo == nil {
 		return nil, fmt.Errorf("%s: no DDBStreamBatchInfo: not the on-failure record of a DynamoDB stream event source mapping", where)
 	}
-	b := failedBatch{Where: where, Condition: rec.RequestContext.Condition, BatchSize: rec.BatchInfo.BatchSize, Range: streamrun.Range{
+	fn := rec.RequestContext.FunctionArn
+	if i := strings.Index(fn, ":function:"); i >= 0 {
+		fn, _, _ = strings.Cut(fn[i+len(":function:"):], ":") // without a qualifier
+	}
+	b := failedBatch{Where: where, Condition: rec.RequestContext.Condition, Function: fn, BatchSize: rec.BatchInfo.BatchSize, Range: streamrun.Range{
 		StreamARN: rec.BatchInfo.StreamArn, ShardID: rec.BatchInfo.ShardID,
 		Start: rec.BatchInfo.StartSequenceNumber, End: rec.BatchInfo.EndSequenceNumber,
 	}}
@@ -283,6 +290,13 @@ func runRedrive(ctx context.Context, env *cliEnv, args []string, streams streamr
 		var err error
 		if batches, err = parseOnFailure(in); err != nil {
 			return errorf(env, exitUsage, "deadletter redrive: %s: %v", args[0], err)
+		}
+	}
+	// Both consumers' mappings write to one on-failure bucket: a batch of
+	// one consumer must never be handed to the other.
+	for _, b := range batches {
+		if b.Function != "" && !strings.HasSuffix(b.Function, "-"+consumer) {
+			return errorf(env, exitUsage, "deadletter redrive: %s: the batch failed in function %s, not in the %s (--consumer %s); redrive it with the --consumer of that function", b.Where, b.Function, consumer, consumer)
 		}
 	}
 	res := redrive(ctx, streams, handle, consumer, batches, dryRun)

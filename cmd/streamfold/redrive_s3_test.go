@@ -120,12 +120,21 @@ func TestRedriveFromS3OnFailureObjects(t *testing.T) {
 	info := obj["DDBStreamBatchInfo"].(map[string]any)
 	info["streamArn"], info["shardId"] = stream, "shardId-00000000000000000000-00000000" // gone
 	info["startSequenceNumber"], info["endSequenceNumber"], info["batchSize"] = recs[lo].seq, recs[hi].seq, 120
-	body, _ := json.Marshal(obj)
-	prefix := "aws/lambda/4b1d2c3e-5f60-4a7b-8c9d-0e1f2a3b4c5d/"
-	key := prefix + "shardId-00000000000000000000-00000000/2026/11/20/2026-11-20T03.14.15-9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b"
-	if _, err := c.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
-		t.Fatal(err)
+	// One mapping (UUID) per consumer, as deployed; the requestContext names
+	// the function the batch failed in.
+	put := func(uuid, function string) (prefix, key string) {
+		t.Helper()
+		obj["requestContext"].(map[string]any)["functionArn"] = "arn:aws:lambda:us-east-1:123456789012:function:" + function
+		body, _ := json.Marshal(obj)
+		prefix = "aws/lambda/" + uuid + "/"
+		key = prefix + "shardId-00000000000000000000-00000000/2026/11/20/2026-11-20T03.14.15-9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b"
+		if _, err := c.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
+			t.Fatal(err)
+		}
+		return prefix, key
 	}
+	prefix, key := put("4b1d2c3e-5f60-4a7b-8c9d-0e1f2a3b4c5d", n.Prefix+"-"+n.Stage+"-projector")
+	_, archiverKey := put("0c9b8a7d-6e5f-4a3b-9c2d-1e0f9a8b7c6d", n.Prefix+"-"+n.Stage+"-archiver")
 
 	var sum redriveResult
 	redriveCLI := func(wantCode int, args ...string) {
@@ -148,7 +157,7 @@ func TestRedriveFromS3OnFailureObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	var versions map[string]int64
-	for round, arg := range []string{"s3://" + bucket + "/" + key, "s3://" + bucket + "/" + prefix, "s3://" + bucket + "/aws/lambda"} {
+	for round, arg := range []string{"s3://" + bucket + "/" + key, "s3://" + bucket + "/" + prefix, "s3://" + bucket + "/" + strings.TrimSuffix(prefix, "/")} {
 		redriveCLI(exitOK, "--consumer", "projector", arg)
 		if sum.Totals.Batches != 1 || sum.Totals.Redriven != 120 || sum.Batches[0].Outcome != "redriven" || sum.Batches[0].Source != "payload" {
 			t.Fatalf("%s: %+v", arg, sum)
@@ -177,7 +186,12 @@ func TestRedriveFromS3OnFailureObjects(t *testing.T) {
 			}
 		}
 	}
-	redriveCLI(exitOK, "--consumer", "archiver", "s3://"+bucket+"/"+key)
+	// The projector's batch is never handed to the archiver (and the other
+	// way round): the whole bucket mixes both consumers' objects.
+	if code, _, errOut := runCLI(t, env, "", "deadletter", "redrive", "--consumer", "archiver", "s3://"+bucket+"/aws/lambda/"); code != exitUsage || !strings.Contains(errOut, "the batch failed in function "+n.Prefix+"-"+n.Stage+"-projector, not in the archiver") {
+		t.Fatalf("mixed consumers: exit %d: %s", code, errOut)
+	}
+	redriveCLI(exitOK, "--consumer", "archiver", "s3://"+bucket+"/"+archiverKey)
 	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive"})
 	if err != nil {
 		t.Fatal(err)
