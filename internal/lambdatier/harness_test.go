@@ -216,6 +216,25 @@ func (fn *function) stop() {
 	_ = fn.srv.Close()
 }
 
+// waitLog waits (up to 2 s: the process's output is copied by a goroutine)
+// for a log line holding every one of subs, and reports whether one came.
+func (fn *function) waitLog(subs ...string) bool {
+	for end := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		for _, line := range strings.Split(fn.logs.String(), "\n") {
+			ok := true
+			for _, sub := range subs {
+				ok = ok && strings.Contains(line, sub)
+			}
+			if ok {
+				return true
+			}
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
+}
+
 // invoke sends one event with the function's timeout.
 func (fn *function) invoke(t *testing.T, payload []byte) runtimeapi.Result {
 	t.Helper()

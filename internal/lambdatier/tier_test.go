@@ -448,6 +448,10 @@ func TestFunctions(t *testing.T) {
 		if len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("batchItemFailures %+v, want none (the poison record is dead-lettered); logs:\n%s", resp.BatchItemFailures, fn.logs)
 		}
+		// The batch log line counts the TTL REMOVE and the poison record.
+		if !fn.waitLog(`"message":"batch"`, `"ttl_removes":1`, `"poison":1`) {
+			t.Errorf("no batch log line with ttl_removes 1 and poison 1; logs:\n%s", fn.logs)
+		}
 		if dl := s.scan(t, schema.TableDeadLetters); !containsAny(dl, poisonID) {
 			t.Errorf("dead letters %q: none for the poison record %s", dl, poisonID)
 		}
@@ -467,6 +471,9 @@ func TestFunctions(t *testing.T) {
 		}
 		if len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("batchItemFailures %+v, want none; logs:\n%s", resp.BatchItemFailures, fn.logs)
+		}
+		if !fn.waitLog(`"message":"batch"`, `"ttl_removes":1`, `"poison":1`) {
+			t.Errorf("no batch log line with ttl_removes 1 and poison 1; logs:\n%s", fn.logs)
 		}
 		prefix := s.tf["archiver"].Env["ARCHIVE_PREFIX"] + "/"
 		keys := s.objects(t, prefix)
