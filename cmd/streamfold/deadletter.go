@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	register(command{name: "deadletter", summary: "list or replay records the projector, archiver or ingest function could not process", run: runDeadLetter})
+	register(command{name: "deadletter", summary: "list or replay records the projector, archiver or ingest function could not process; redrive failed stream batches", run: runDeadLetter})
 }
 
 const deadLetterHelp = `Usage:
