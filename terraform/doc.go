@@ -14,7 +14,14 @@
 //     sides on a difference; `terraform fmt -check` with the real binary;
 //   - esm_test.go: both stream event source mappings carry the failure
 //     settings (partial batch responses, bisection, bounded retries and
-//     age, on-failure SQS, INSERT-only filter, parallelization 1);
+//     age, the on-failure S3 bucket, metrics_config EventCount, INSERT-only
+//     filter, parallelization 1);
+//   - onfailure_test.go: the failures bucket (private, SSE-S3, TLS only,
+//     expiring) the mappings write failed batches to;
+//   - maintenance_test.go: the daily EventBridge Scheduler schedules of the
+//     archiver's maintenance tasks, their targets and input, the
+//     scheduler's role (assumable by Scheduler of the account only, may
+//     invoke only the archiver) and the maintenance alarms;
 //   - iam_test.go: one role per function, no wildcard action, no wildcard
 //     resource outside an allow-list with reasons, and each policy grants
 //     exactly what its command's code calls;
