@@ -15,8 +15,8 @@
 //	STREAMFOLD_STAGE              the metrics' Deployment dimension ("<prefix>-<stage>"); verify
 //	                              fails naming them when they are unset, stream batches and compact
 //	                              do not need them
-//	STREAMFOLD_S3_ENDPOINT        optional endpoint override (tests, MinIO)
-//	STREAMFOLD_DYNAMODB_ENDPOINT  optional endpoint override (tests, DynamoDB Local)
+//	STREAMFOLD_S3_ENDPOINT        optional endpoint overrides for tests (MinIO, DynamoDB Local),
+//	STREAMFOLD_DYNAMODB_ENDPOINT  with STREAMFOLD_S3_ACCESS_KEY/SECRET_KEY (clientConfig, config.go)
 //
 // Configure its event source mapping with ReportBatchItemFailures and
 // unlimited retries (MaximumRetryAttempts -1): a failed batch is an S3
