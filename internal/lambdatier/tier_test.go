@@ -432,9 +432,9 @@ func TestFunctions(t *testing.T) {
 		}
 	})
 
-	events := s.scan(t, schema.TableEvents)
-	if len(events) != 3 {
-		t.Fatalf("event table: %d items after the webhook, the CloudEvent and the Step Functions event, want 3:\n%s", len(events), strings.Join(events, "\n"))
+	stored := s.scan(t, schema.TableEvents)
+	if len(stored) != 3 {
+		t.Fatalf("event table: %d items after the webhook, the CloudEvent and the Step Functions event, want 3:\n%s", len(stored), strings.Join(stored, "\n"))
 	}
 	recs := s.readStream(t, 3)
 	batch, poisonID := withPoisonAndTTL(recs)
@@ -546,12 +546,12 @@ func TestFunctions(t *testing.T) {
 func TestWrongWiringIsCaught(t *testing.T) {
 	skipWithoutServices(t)
 	s := newStack(t)
-	recs := []events.DynamoDBEventRecord{}
+	// The event source mapping's shape, from schema/streamimage's fixture.
 	var ev events.DynamoDBEvent
 	if err := json.Unmarshal(readFile(t, filepath.Join(repoRoot(t), "schema", "streamimage", "testdata", "lambda_event.json")), &ev); err != nil {
 		t.Fatal(err)
 	}
-	recs = append(recs, ev.Records...)
+	recs := ev.Records
 
 	t.Run("projector given a function URL request", func(t *testing.T) {
 		// As if api's zip held the projector: the api check must fail.

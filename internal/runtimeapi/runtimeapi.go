@@ -57,18 +57,23 @@ import (
 	"time"
 )
 
-// Runtime API paths (prefix of every route) and headers.
-const (
-	pathPrefix = "/2018-06-01/runtime/"
+// pathPrefix starts every route: the API version and "runtime".
+const pathPrefix = "/2018-06-01/runtime/"
 
-	HeaderRequestID    = "Lambda-Runtime-Aws-Request-Id"
-	HeaderDeadlineMs   = "Lambda-Runtime-Deadline-Ms"
-	HeaderFunctionARN  = "Lambda-Runtime-Invoked-Function-Arn"
-	HeaderTraceID      = "Lambda-Runtime-Trace-Id"
-	HeaderErrorType    = "Lambda-Runtime-Function-Error-Type"
-	MaxResponseBytes   = 6 * 1024 * 1024
-	DefaultFunctionARN = "arn:aws:lambda:us-east-1:123456789012:function:local"
+// Headers of the protocol.
+const (
+	HeaderRequestID   = "Lambda-Runtime-Aws-Request-Id"       // the invocation's request ID (/next)
+	HeaderDeadlineMs  = "Lambda-Runtime-Deadline-Ms"          // its deadline, Unix milliseconds (/next)
+	HeaderFunctionARN = "Lambda-Runtime-Invoked-Function-Arn" // the function invoked (/next)
+	HeaderTraceID     = "Lambda-Runtime-Trace-Id"             // the X-Ray trace header (/next)
+	HeaderErrorType   = "Lambda-Runtime-Function-Error-Type"  // an error's type (/error, /init/error)
 )
+
+// MaxResponseBytes is Lambda's limit on a synchronous invocation's response.
+const MaxResponseBytes = 6 * 1024 * 1024
+
+// DefaultFunctionARN is sent when an Invocation names no function.
+const DefaultFunctionARN = "arn:aws:lambda:us-east-1:123456789012:function:local"
 
 // Error types the server reports itself, as Lambda does.
 const (
@@ -139,7 +144,6 @@ type Server struct {
 	initErr  *FunctionError
 	initCh   chan struct{} // closed when an init error is posted
 	exited   error
-	exitCh   chan struct{}
 	closed   bool
 }
 
@@ -167,7 +171,7 @@ func New(opts ...Option) (*Server, error) {
 	s := &Server{
 		ln: ln, grace: 2 * time.Second,
 		ready: make(chan struct{}, 1), polled: make(chan struct{}),
-		initCh: make(chan struct{}), exitCh: make(chan struct{}),
+		initCh: make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(s)
@@ -228,11 +232,10 @@ func (s *Server) Exited(err error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.exitCh == nil || s.exited != nil {
+	if s.exited != nil {
 		return
 	}
 	s.exited = errors.New(msg)
-	close(s.exitCh)
 	fail := func(p *pending) {
 		p.finish(Result{RequestID: p.id, Deadline: p.deadline, Error: made(ErrorTypeExit, "RequestId: "+p.id+" Error: "+msg)})
 	}

@@ -313,3 +313,27 @@ func TestUnknownPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorInTrailer: aws-lambda-go reports an error met while streaming a
+// response body in the Lambda-Runtime-Function-Error-Type trailer.
+func TestErrorInTrailer(t *testing.T) {
+	s := newServer(t)
+	rt := newRuntime(t, s)
+	ch := invokeAsync(s, Invocation{Payload: []byte(`{}`), Timeout: 5 * time.Second})
+	id, _, _ := rt.next()
+	req, _ := http.NewRequest(http.MethodPost, rt.base+"invocation/"+id+"/response", io.MultiReader(strings.NewReader(`{"partial":`)))
+	req.ContentLength = -1
+	req.Trailer = http.Header{HeaderErrorType: {"Runtime.StreamError"}, "Lambda-Runtime-Function-Error-Body": {"broken pipe"}}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	r := wait(t, ch)
+	if r.Error == nil || r.Error.Type != "Runtime.StreamError" || r.Error.Message != "broken pipe" || r.Response != nil {
+		t.Fatalf("result %+v error %+v", r, r.Error)
+	}
+}
