@@ -509,6 +509,35 @@ func TestFunctions(t *testing.T) {
 		}
 	})
 
+	t.Run("archiver/maintenance", func(t *testing.T) {
+		// What EventBridge Scheduler sends (terraform/maintenance.tf):
+		// verify recomputes the counters from the archive and compares
+		// them with the tables Terraform names to the function.
+		fn := s.mustStart(t, "archiver")
+		res := fn.invoke(t, []byte(`{"maintenance":{"task":"verify"}}`))
+		if res.Error != nil {
+			t.Fatalf("verify: %v; logs:\n%s", res.Error, fn.logs)
+		}
+		var out struct {
+			Task        string `json:"task"`
+			Differences *int   `json:"differences"`
+			Events      int    `json:"events"`
+		}
+		if err := json.Unmarshal(res.Response, &out); err != nil || out.Task != "verify" || out.Differences == nil {
+			t.Fatalf("verify: %s (%v), want {\"task\":\"verify\",\"differences\":N}", res.Response, err)
+		}
+		if *out.Differences != 0 || out.Events != 3 {
+			t.Errorf("verify: %s, want no difference over the 3 archived events", res.Response)
+		}
+		if !fn.waitLog("VerifyDifferences") {
+			t.Errorf("no VerifyDifferences metric (EMF) in the logs:\n%s", fn.logs)
+		}
+		res = fn.invoke(t, []byte(`{"maintenance":{"task":"compact"}}`))
+		if res.Error != nil || !strings.Contains(string(res.Response), `"task":"compact"`) {
+			t.Fatalf("compact: %s %v; logs:\n%s", res.Response, res.Error, fn.logs)
+		}
+	})
+
 	t.Run("handler error", func(t *testing.T) {
 		// A Step Functions event whose state machine's tags cannot be
 		// read: a transient failure, returned so that Lambda retries.
