@@ -45,6 +45,12 @@ type Config struct {
 	// ManifestRetries bounds the attempts of one manifest update under
 	// contention (default 20).
 	ManifestRetries int
+	// ExpectedBucketOwner, when set, is the 12-digit AWS account id every
+	// S3 request names as the bucket's owner (x-amz-expected-bucket-owner):
+	// if the bucket was deleted and its name taken by another account, S3
+	// refuses the request instead of reading or writing that account's
+	// bucket. Empty (local stacks) sends none.
+	ExpectedBucketOwner string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -54,6 +60,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Bucket == "":
 		return errors.New("archiver: Config.Bucket: is required")
+	case c.ExpectedBucketOwner != "" && !isAccountID(c.ExpectedBucketOwner):
+		return fmt.Errorf("archiver: Config.ExpectedBucketOwner: must be a 12-digit AWS account id, got %q", c.ExpectedBucketOwner)
 	case !bucketRE.MatchString(c.Bucket):
 		return fmt.Errorf("archiver: Config.Bucket: must be 3-63 lowercase letters, digits, '.' or '-', got %q", c.Bucket)
 	case strings.HasPrefix(c.Prefix, "/") || strings.HasSuffix(c.Prefix, "/"):
@@ -428,4 +436,17 @@ func (a *Archive) Errors(ctx context.Context) ([]ErrorRecord, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// isAccountID reports whether s is 12 decimal digits.
+func isAccountID(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -66,8 +66,16 @@ type object struct {
 	etag string
 }
 
+// owner is the ExpectedBucketOwner of every request (nil: none).
+func (a *Archive) owner() *string {
+	if a.cfg.ExpectedBucketOwner == "" {
+		return nil
+	}
+	return aws.String(a.cfg.ExpectedBucketOwner)
+}
+
 func (a *Archive) get(ctx context.Context, key string) (object, error) {
-	out, err := a.api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(a.cfg.Bucket), Key: aws.String(key)})
+	out, err := a.api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(a.cfg.Bucket), Key: aws.String(key), ExpectedBucketOwner: a.owner()})
 	if err != nil {
 		if isNotFound(err) {
 			return object{}, &ObjectError{Op: "GetObject", Key: key, Err: errors.Join(ErrNotFound, err)}
@@ -95,6 +103,8 @@ func (a *Archive) put(ctx context.Context, key string, body []byte, contentType 
 		Body:          bytes.NewReader(body),
 		ContentLength: aws.Int64(int64(len(body))),
 		ContentType:   aws.String(contentType),
+
+		ExpectedBucketOwner: a.owner(),
 	}
 	switch {
 	case cond.ifMatch != "":
@@ -110,7 +120,7 @@ func (a *Archive) put(ctx context.Context, key string, body []byte, contentType 
 }
 
 func (a *Archive) delete(ctx context.Context, key string) error {
-	_, err := a.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(a.cfg.Bucket), Key: aws.String(key)})
+	_, err := a.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(a.cfg.Bucket), Key: aws.String(key), ExpectedBucketOwner: a.owner()})
 	if err != nil && !isNotFound(err) {
 		return &ObjectError{Op: "DeleteObject", Key: key, Err: err}
 	}
@@ -147,7 +157,7 @@ func (a *Archive) listDirs(ctx context.Context, prefix string) ([]string, error)
 }
 
 func (a *Archive) listPages(ctx context.Context, prefix, delimiter string, fn func(*s3.ListObjectsV2Output)) error {
-	in := &s3.ListObjectsV2Input{Bucket: aws.String(a.cfg.Bucket), Prefix: aws.String(prefix)}
+	in := &s3.ListObjectsV2Input{Bucket: aws.String(a.cfg.Bucket), Prefix: aws.String(prefix), ExpectedBucketOwner: a.owner()}
 	if delimiter != "" {
 		in.Delimiter = aws.String(delimiter)
 	}

@@ -20,10 +20,11 @@ locals {
       # STREAMFOLD_PREFIX/STAGE: the tables the scheduled verify reads and
       # the maintenance metrics' Deployment dimension (maintenance.tf).
       environment = {
-        ARCHIVE_BUCKET    = aws_s3_bucket.archive.bucket
-        ARCHIVE_PREFIX    = var.archive_prefix
-        STREAMFOLD_PREFIX = var.prefix
-        STREAMFOLD_STAGE  = var.stage
+        ARCHIVE_BUCKET       = aws_s3_bucket.archive.bucket
+        ARCHIVE_PREFIX       = var.archive_prefix
+        ARCHIVE_BUCKET_OWNER = data.aws_caller_identity.current.account_id
+        STREAMFOLD_PREFIX    = var.prefix
+        STREAMFOLD_STAGE     = var.stage
       }
     }
     ingest = {

@@ -11,6 +11,8 @@
 //
 //	ARCHIVE_BUCKET                the archive bucket (required)
 //	ARCHIVE_PREFIX                key prefix inside the bucket (optional, no leading or trailing '/')
+//	ARCHIVE_BUCKET_OWNER          the account id every S3 request expects to own the bucket
+//	                              (optional; Terraform sets the deploying account's)
 //	STREAMFOLD_PREFIX             table prefix, with STREAMFOLD_STAGE: the tables verify reads and
 //	STREAMFOLD_STAGE              the metrics' Deployment dimension ("<prefix>-<stage>"); verify
 //	                              fails naming them when they are unset, stream batches and compact
@@ -41,9 +43,9 @@ import (
 
 func main() {
 	log := slog.New(lambdacontext.NewLogHandler())
-	cfg := archiver.Config{Bucket: os.Getenv("ARCHIVE_BUCKET"), Prefix: os.Getenv("ARCHIVE_PREFIX")}
+	cfg := archiver.Config{Bucket: os.Getenv("ARCHIVE_BUCKET"), Prefix: os.Getenv("ARCHIVE_PREFIX"), ExpectedBucketOwner: os.Getenv("ARCHIVE_BUCKET_OWNER")}
 	if err := cfg.Validate(); err != nil {
-		log.Error("bad configuration (ARCHIVE_BUCKET, ARCHIVE_PREFIX)", "err", err)
+		log.Error("bad configuration (ARCHIVE_BUCKET, ARCHIVE_PREFIX, ARCHIVE_BUCKET_OWNER)", "err", err)
 		os.Exit(1)
 	}
 	c, err := awsclient.New(context.Background(), clientConfig(os.Getenv)) // endpoint overrides: config.go

@@ -30,9 +30,18 @@ type tfFunction struct {
 // test, naming it: a variable added to a function's environment must be
 // given a local value here, so that the tier runs the function with it.
 type tfValues struct {
-	Vars   map[string]string
-	Bucket string            // aws_s3_bucket.archive.bucket
-	Secret map[string]string // aws_secretsmanager_secret.<name>.arn, by name
+	Vars      map[string]string
+	Bucket    string            // aws_s3_bucket.archive.bucket
+	Secret    map[string]string // aws_secretsmanager_secret.<name>.arn, by name
+	AccountID string            // data.aws_caller_identity.current.account_id
+}
+
+// data returns the value of data.<typ>.<name>.<attr>.
+func (v tfValues) data(typ, name, attr string) (string, error) {
+	if typ == "aws_caller_identity" && name == "current" && attr == "account_id" && v.AccountID != "" {
+		return v.AccountID, nil
+	}
+	return "", fmt.Errorf("data.%s.%s.%s: the Lambda tier has no local value for it (add one to tfValues.data in internal/lambdatier)", typ, name, attr)
 }
 
 // resource returns the value of <typ>.<name>.<attr>.
@@ -177,6 +186,26 @@ func evalString(e hclsyntax.Expression, vars cty.Value, vals tfValues) (string, 
 		if root == "var" || root == "local" {
 			continue
 		}
+		if root == "data" && len(tr) == 4 {
+			typ, ok1 := tr[1].(hcl.TraverseAttr)
+			name, ok2 := tr[2].(hcl.TraverseAttr)
+			attr, ok3 := tr[3].(hcl.TraverseAttr)
+			if !ok1 || !ok2 || !ok3 {
+				return "", fmt.Errorf("reference at %s: the Lambda tier understands only data.<type>.<name>.<attribute>", e.Range())
+			}
+			v, err := vals.data(typ.Name, name.Name, attr.Name)
+			if err != nil {
+				return "", err
+			}
+			if res["data"] == nil {
+				res["data"] = map[string]map[string]cty.Value{}
+			}
+			if res["data"][typ.Name] == nil {
+				res["data"][typ.Name] = map[string]cty.Value{}
+			}
+			res["data"][typ.Name][name.Name] = cty.ObjectVal(map[string]cty.Value{attr.Name: cty.StringVal(v)})
+			continue
+		}
 		if len(tr) < 3 {
 			return "", fmt.Errorf("reference at %s: the Lambda tier understands only var.<name> and <type>.<name>.<attribute>", e.Range())
 		}
@@ -221,9 +250,10 @@ func evalString(e hclsyntax.Expression, vars cty.Value, vals tfValues) (string, 
 // cannot supply is an error naming it.
 func TestReadTerraform(t *testing.T) {
 	vals := tfValues{
-		Vars:   map[string]string{"prefix": "p", "stage": "stage"},
-		Bucket: "b",
-		Secret: map[string]string{},
+		Vars:      map[string]string{"prefix": "p", "stage": "stage"},
+		Bucket:    "b",
+		Secret:    map[string]string{},
+		AccountID: "210987654321",
 	}
 	for _, n := range []string{"github_webhook", "ingest_token", "api_token", "cursor_key"} {
 		vals.Secret[n] = "arn:aws:secretsmanager:us-east-1:123456789012:secret:" + n
@@ -245,6 +275,9 @@ func TestReadTerraform(t *testing.T) {
 	}
 	if got := fns["archiver"].Env["ARCHIVE_PREFIX"]; got == "" {
 		t.Error("archiver ARCHIVE_PREFIX: empty, want var.archive_prefix's default")
+	}
+	if got := fns["archiver"].Env["ARCHIVE_BUCKET_OWNER"]; got != "210987654321" {
+		t.Errorf("archiver ARCHIVE_BUCKET_OWNER = %q, want the account id", got)
 	}
 	if fns["ingest"].Timeout <= 0 || fns["api"].Memory <= 0 {
 		t.Errorf("timeout/memory %+v", fns["ingest"])

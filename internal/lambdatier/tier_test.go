@@ -95,9 +95,10 @@ func newStack(t *testing.T) *stack {
 	// read shows in what it does (TestEnvironmentNamesMatch).
 	s.tfVars = map[string]string{"prefix": s.naming.Prefix, "stage": s.naming.Stage, "sfn_payloads": "keep"}
 	s.tf = readTerraform(t, tfValues{
-		Vars:   s.tfVars,
-		Bucket: s.bucket,
-		Secret: arns,
+		Vars:      s.tfVars,
+		Bucket:    s.bucket,
+		Secret:    arns,
+		AccountID: "123456789012",
 	})
 	for _, fn := range functions {
 		if _, ok := s.tf[fn]; !ok {
