@@ -94,7 +94,12 @@ data "aws_iam_policy_document" "archiver" {
   }
 
   # Parquet data, symlink manifests (conditional writes with If-Match need
-  # GetObject/PutObject only), poison records, compaction deletes.
+  # GetObject/PutObject only), poison records, compaction deletes. The
+  # scheduled compaction runs in this function (maintenance.tf), so it keeps
+  # s3:DeleteObject, under the archive prefix only; in stage and prod the
+  # bucket is versioned and the role has no s3:DeleteObjectVersion, so a
+  # delete (by compaction or by a bug) leaves the data recoverable for
+  # archive_noncurrent_version_days (docs/decisions.md).
   statement {
     sid     = "ArchiveObjects"
     actions = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
