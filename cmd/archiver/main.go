@@ -58,6 +58,7 @@ func main() {
 		log.Error("archive", "err", err)
 		os.Exit(1)
 	}
+	log.Info("archiver configured", "bucket", cfg.Bucket, "prefix", cfg.Prefix, "expected_bucket_owner", cfg.ExpectedBucketOwner)
 	n := schema.Naming{Prefix: os.Getenv("STREAMFOLD_PREFIX"), Stage: os.Getenv("STREAMFOLD_STAGE")}
 	deployment := cfg.Bucket
 	var verifier maintenance.Verifier = unconfigured{}

@@ -646,6 +646,11 @@ var canaries = map[string]canary{
 		if keys := s.objects(t, prefix); len(keys) == 0 {
 			return fmt.Errorf("%w: no object under %s (all: %q)", errNotGood, prefix, s.objects(t, ""))
 		}
+		// MinIO ignores x-amz-expected-bucket-owner, so the owner is
+		// checked where the function states its configuration.
+		if owner := s.tf["archiver"].Env["ARCHIVE_BUCKET_OWNER"]; !strings.Contains(fn.logs.String(), `"expected_bucket_owner":"`+owner+`"`) {
+			return fmt.Errorf("%w: the archiver does not expect the bucket owner %s: %.500s", errNotGood, owner, fn.logs.String())
+		}
 		return nil
 	},
 	"ingest": func(t *testing.T, s *stack, fn *function) error {
