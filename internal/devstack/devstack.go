@@ -95,7 +95,8 @@ func (s svc) inspect(ctx context.Context) (Service, *pidRecord) {
 }
 
 // Check reports what is running and answering. It changes nothing; its error
-// is only ever a configuration error.
+// is only ever a configuration error. A service the state dir's pid file
+// shows alive on another port than cfg's is reported on that port.
 func Check(ctx context.Context, cfg Config) (Status, error) {
 	cfg, err := prepare(cfg)
 	if err != nil {
@@ -103,7 +104,16 @@ func Check(ctx context.Context, cfg Config) (Status, error) {
 	}
 	var out [2]Service
 	for i, s := range services(cfg) {
-		out[i], _ = s.inspect(ctx)
+		var rec *pidRecord
+		out[i], rec = s.inspect(ctx)
+		// A process of this state dir listening elsewhere than cfg's port
+		// (status --state-dir DIR without the ports): report that one.
+		if rec != nil {
+			if ep, ok := endpointOf(cfg.Host, rec.Argv); ok && ep != out[i].Endpoint {
+				out[i].Endpoint = ep
+				out[i].Running = probeAny(ctx, out[i].Name, ep)
+			}
+		}
 	}
 	return status(out), nil
 }

@@ -171,6 +171,16 @@ func TestIntegrationUpCheckDown(t *testing.T) {
 		t.Errorf("Check:\n got  %+v\n want %+v", st, up)
 	}
 
+	// Status by state dir alone (the ports left at their defaults, as in
+	// "dev status --state-dir DIR") reports this stack on its ports.
+	byDir, err := Check(ctx, Config{ToolsDir: cfg.ToolsDir, StateDir: cfg.StateDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byDir != up {
+		t.Errorf("Check by state dir:\n got  %+v\n want %+v", byDir, up)
+	}
+
 	// Down by state dir alone (the ports left at their defaults, as in
 	// "dev down --state-dir DIR") stops this stack and reports its ports.
 	t0 = time.Now()
