@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/streamfold/streamfold/internal/emf"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
@@ -105,26 +106,13 @@ func (s *DeadLetters) emitMetric(consumer, reason string, at time.Time) {
 	if s.metrics == nil {
 		return
 	}
-	line, err := json.Marshal(map[string]any{
-		"_aws": map[string]any{
-			"Timestamp": at.UnixMilli(),
-			"CloudWatchMetrics": []any{map[string]any{
-				"Namespace":  DeadLetterNamespace,
-				"Dimensions": [][]string{{"Table", "Consumer"}},
-				"Metrics":    []any{map[string]string{"Name": DeadLetterMetric, "Unit": "Count"}},
-			}},
-		},
-		"Table":          s.table,
-		"Consumer":       consumer,
-		"Reason":         reason,
-		DeadLetterMetric: 1,
-	})
-	if err != nil {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, _ = s.metrics.Write(append(line, '\n'))
+	_ = emf.Write(s.metrics, emf.Datum{
+		Namespace: DeadLetterNamespace, Metric: DeadLetterMetric, Value: 1, Time: at,
+		Dims:   []emf.Dim{{Name: "Table", Value: s.table}, {Name: "Consumer", Value: consumer}},
+		Fields: map[string]string{"Reason": reason},
+	})
 }
 
 // Put stores a dead letter.

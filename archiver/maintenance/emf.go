@@ -1,9 +1,10 @@
 package maintenance
 
 import (
-	"encoding/json"
 	"io"
 	"time"
+
+	"github.com/streamfold/streamfold/internal/emf"
 )
 
 // Namespace is the CloudWatch namespace of the maintenance metrics.
@@ -15,35 +16,22 @@ const (
 	MetricVerifyDifferences = "VerifyDifferences"
 )
 
-// emfLine is one CloudWatch embedded metric format document: the metric
-// value under its name, the dimensions as top-level string members.
+// emfLine is one CloudWatch embedded metric format document (internal/emf)
+// with the dimensions Deployment and Task, in that order, when present.
 func emfLine(at time.Time, dims map[string]string, metric string, value float64) ([]byte, error) {
-	names := make([]string, 0, len(dims))
-	doc := map[string]any{}
-	for _, k := range []string{"Deployment", "Task"} { // stable order
-		if v, ok := dims[k]; ok {
-			names = append(names, k)
-			doc[k] = v
-		}
-	}
-	doc[metric] = value
-	doc["_aws"] = map[string]any{
-		"Timestamp": at.UnixMilli(),
-		"CloudWatchMetrics": []any{map[string]any{
-			"Namespace":  Namespace,
-			"Dimensions": [][]string{names},
-			"Metrics":    []any{map[string]string{"Name": metric, "Unit": "Count"}},
-		}},
-	}
-	b, err := json.Marshal(doc)
-	return append(b, '\n'), err
+	return emf.Line(datum(at, dims, metric, value))
 }
 
 func writeMetric(w io.Writer, at time.Time, dims map[string]string, metric string, value float64) error {
-	b, err := emfLine(at, dims, metric, value)
-	if err != nil {
-		return err
+	return emf.Write(w, datum(at, dims, metric, value))
+}
+
+func datum(at time.Time, dims map[string]string, metric string, value float64) emf.Datum {
+	d := emf.Datum{Namespace: Namespace, Metric: metric, Value: value, Time: at}
+	for _, k := range []string{"Deployment", "Task"} { // stable order
+		if v, ok := dims[k]; ok {
+			d.Dims = append(d.Dims, emf.Dim{Name: k, Value: v})
+		}
 	}
-	_, err = w.Write(b)
-	return err
+	return d
 }
