@@ -110,17 +110,17 @@ func (m *MemStore) Commit(_ context.Context, tx Tx) error {
 	rows := make([]map[string]types.AttributeValue, len(tx.Rows))
 	ids := make([]string, len(tx.Rows))
 	for i, r := range tx.Rows {
-		it, _, key, err := rowItem(r)
+		row, err := rowItem(r)
 		if err != nil {
 			return err
 		}
-		bytes += ItemSize(it)
-		ids[i] = r.Table + "\x00" + keyString(key)
+		bytes += row.size
+		ids[i] = r.Table + "\x00" + keyString(row.key)
 		if seen[ids[i]] {
 			return fmt.Errorf("projector: two actions on one item %s", ids[i])
 		}
 		seen[ids[i]] = true
-		rows[i] = it
+		rows[i] = row.item
 	}
 	if bytes > MaxTxBytes {
 		return fmt.Errorf("%w: a commit of %d bytes exceeds the transaction limit of %d", ErrTooLarge, bytes, MaxTxBytes)
@@ -160,10 +160,11 @@ func (m *MemStore) Commit(_ context.Context, tx Tx) error {
 // PutItems implements Store.
 func (m *MemStore) PutItems(_ context.Context, owner string, version int64, items []Item) error {
 	for _, it := range items {
-		item, _, key, err := versionedItem(owner, version, it)
+		st, err := versionedItem(owner, version, it)
 		if err != nil {
 			return err
 		}
+		item, key := st.item, st.key
 		if m.FailPut != nil {
 			if err := m.FailPut(owner, it); err != nil {
 				return err

@@ -281,17 +281,17 @@ func (s *DynamoStore) transactInput(tx Tx) ([]types.TransactWriteItem, error) {
 		}})
 	}
 	for _, r := range tx.Rows {
-		it, spec, key, err := rowItem(r)
+		row, err := rowItem(r)
 		if err != nil {
 			return nil, err
 		}
-		if err := once(r.Table + "\x00" + keyString(key)); err != nil {
+		if err := once(r.Table + "\x00" + keyString(row.key)); err != nil {
 			return nil, err
 		}
-		bytes += ItemSize(it)
-		cond, names, values := versionCondition(spec.Hash.Name, schema.AttrRowVersion, r.Expected)
+		bytes += row.size
+		cond, names, values := versionCondition(row.spec.Hash.Name, schema.AttrRowVersion, r.Expected)
 		items = append(items, types.TransactWriteItem{Put: &types.Put{
-			TableName: aws.String(s.naming.Table(r.Table)), Item: it,
+			TableName: aws.String(s.naming.Table(r.Table)), Item: row.item,
 			ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 		}})
 	}
@@ -353,37 +353,48 @@ func keyed(what, table string, item map[string]types.AttributeValue) (schema.Tab
 	return spec, key, nil
 }
 
+// rendered is an item as a store writes it: the attributes, its table's
+// spec, its key and its size (schema.ItemSize).
+type rendered struct {
+	item map[string]types.AttributeValue
+	spec schema.Table
+	key  map[string]types.AttributeValue
+	size int
+}
+
 // rowItem renders a counter row as stored: the row at version
 // Expected+1, size-checked.
-func rowItem(r RowPut) (map[string]types.AttributeValue, schema.Table, map[string]types.AttributeValue, error) {
+func rowItem(r RowPut) (rendered, error) {
 	spec, key, err := keyed("row", r.Table, r.Item)
 	if err != nil {
-		return nil, spec, nil, err
+		return rendered{}, err
 	}
 	it := copyItem(r.Item)
 	it[schema.AttrRowVersion] = avN(r.Expected + 1)
-	if _, err := checkSize(r.Table+" row", it); err != nil {
-		return nil, spec, nil, err
+	n, err := checkSize(r.Table+" row", it)
+	if err != nil {
+		return rendered{}, err
 	}
-	return it, spec, key, nil
+	return rendered{item: it, spec: spec, key: key, size: n}, nil
 }
 
 // versionedItem renders a projection item as stored: with its version and,
 // in a shared-key table, its owner; size-checked.
-func versionedItem(owner string, version int64, it Item) (map[string]types.AttributeValue, schema.Table, map[string]types.AttributeValue, error) {
+func versionedItem(owner string, version int64, it Item) (rendered, error) {
 	spec, key, err := keyed("item", it.Table, it.Item)
 	if err != nil {
-		return nil, spec, nil, err
+		return rendered{}, err
 	}
 	item := copyItem(it.Item)
 	item[schema.AttrItemVersion] = avN(version)
 	if sharedKeyTables[it.Table] {
 		item[schema.AttrItemOwner] = avS(owner)
 	}
-	if _, err := checkSize(it.Table+" item of "+owner, item); err != nil {
-		return nil, spec, nil, err
+	n, err := checkSize(it.Table+" item of "+owner, item)
+	if err != nil {
+		return rendered{}, err
 	}
-	return item, spec, key, nil
+	return rendered{item: item, spec: spec, key: key, size: n}, nil
 }
 
 // sharedKeyTables are the projection tables where aggregates of different
@@ -398,11 +409,11 @@ var sharedKeyTables = map[string]bool{schema.TableWorkflows: true}
 // nobody (items written before ownership was recorded), at a version not
 // newer than version.
 func (s *DynamoStore) itemPut(owner string, version int64, it Item) (*dynamodb.PutItemInput, error) {
-	item, spec, _, err := versionedItem(owner, version, it)
+	st, err := versionedItem(owner, version, it)
 	if err != nil {
 		return nil, err
 	}
-	names := map[string]string{"#k": spec.Hash.Name, "#v": schema.AttrItemVersion}
+	names := map[string]string{"#k": st.spec.Hash.Name, "#v": schema.AttrItemVersion}
 	values := map[string]types.AttributeValue{":v": avN(version)}
 	cond := "attribute_not_exists(#k) OR attribute_not_exists(#v) OR #v <= :v"
 	if sharedKeyTables[it.Table] {
@@ -412,7 +423,7 @@ func (s *DynamoStore) itemPut(owner string, version int64, it Item) (*dynamodb.P
 	}
 	return &dynamodb.PutItemInput{
 		TableName:                 aws.String(s.naming.Table(it.Table)),
-		Item:                      item,
+		Item:                      st.item,
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
