@@ -2,7 +2,6 @@ package projector
 
 import (
 	"maps"
-	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -40,21 +39,19 @@ func newRetention(c Config) retention {
 	return r
 }
 
-// ttl returns v's expiry after the retention's days replace the table's
-// default (ttl shifted by whole days: the anchor is unchanged).
-func (r retention) ttl(table string, v types.AttributeValue) (int64, bool) {
-	n, ok := v.(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, false
-	}
-	ttl, err := strconv.ParseInt(n.Value, 10, 64)
-	if err != nil {
-		return 0, false
+// expiry is the expiry of attrs (an item, or a contribution's row
+// attributes, of table) under the retention: the table's days replaced by
+// the retention's (a shift by whole days: the anchor is unchanged). has is
+// false when attrs carry no ttl; born is true when it would be born expired.
+func (r retention) expiry(table string, attrs map[string]types.AttributeValue) (ttl int64, has, born bool) {
+	ttl, has = schema.TTLOf(attrs)
+	if !has {
+		return 0, false, false
 	}
 	if spec, ok := schema.TableSpec(table); ok && r.days > 0 && spec.TTLDays > 0 {
 		ttl += int64(r.days-spec.TTLDays) * 86400
 	}
-	return ttl, true
+	return ttl, true, r.cutoff > 0 && ttl <= r.cutoff
 }
 
 // items applies the retention to an aggregate's items and returns the
@@ -66,17 +63,15 @@ func (r retention) items(items []Item) ([]Item, int) {
 	out := items[:0:0]
 	expired := 0
 	for _, it := range items {
-		ttl, ok := r.ttl(it.Table, it.Item[schema.AttrTTL])
-		if !ok {
-			out = append(out, it)
-			continue
-		}
-		if r.cutoff > 0 && ttl <= r.cutoff {
+		ttl, has, born := r.expiry(it.Table, it.Item)
+		switch {
+		case born:
 			expired++
 			continue
+		case has:
+			it.Item = maps.Clone(it.Item)
+			it.Item[schema.AttrTTL] = avN(ttl)
 		}
-		it.Item = maps.Clone(it.Item)
-		it.Item[schema.AttrTTL] = avN(ttl)
 		out = append(out, it)
 	}
 	return out, expired
@@ -91,20 +86,18 @@ func (r retention) contributions(cs []Contribution) []Contribution {
 	}
 	out := cs[:0:0]
 	for _, c := range cs {
-		ttl, ok := r.ttl(c.Table, c.Attrs[schema.AttrTTL])
-		if !ok {
-			out = append(out, c)
+		ttl, has, born := r.expiry(c.Table, c.Attrs)
+		switch {
+		case born:
 			continue
+		case has:
+			c.Attrs = maps.Clone(c.Attrs)
+			c.Stamps = maps.Clone(c.Stamps)
+			if c.Stamps == nil {
+				c.Stamps = map[string]Stamp{}
+			}
+			ttlAttr(c.Attrs, c.Stamps, ttl)
 		}
-		if r.cutoff > 0 && ttl <= r.cutoff {
-			continue
-		}
-		c.Attrs = maps.Clone(c.Attrs)
-		c.Stamps = maps.Clone(c.Stamps)
-		if c.Stamps == nil {
-			c.Stamps = map[string]Stamp{}
-		}
-		ttlAttr(c.Attrs, c.Stamps, ttl)
 		out = append(out, c)
 	}
 	return out

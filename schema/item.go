@@ -177,3 +177,14 @@ func dataFromItem(item map[string]types.AttributeValue) (json.RawMessage, error)
 	}
 	return json.RawMessage(data), nil
 }
+
+// TTLOf reads an item's expiry, the epoch seconds in its AttrTTL number;
+// ok is false when it has none.
+func TTLOf(item map[string]types.AttributeValue) (ttl int64, ok bool) {
+	n, ok := item[AttrTTL].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, false
+	}
+	ttl, err := strconv.ParseInt(n.Value, 10, 64)
+	return ttl, err == nil
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -114,10 +113,8 @@ func Verify(ctx context.Context, src Source, live Live, opts VerifyOptions) (Rep
 func dropExpired(rows []map[string]types.AttributeValue, cutoff int64) ([]map[string]types.AttributeValue, int) {
 	out := rows[:0:0]
 	for _, r := range rows {
-		if n, ok := r[schema.AttrTTL].(*types.AttributeValueMemberN); ok {
-			if ttl, err := strconv.ParseInt(n.Value, 10, 64); err == nil && ttl <= cutoff {
-				continue
-			}
+		if ttl, ok := schema.TTLOf(r); ok && ttl <= cutoff {
+			continue
 		}
 		out = append(out, r)
 	}
