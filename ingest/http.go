@@ -53,7 +53,8 @@ const (
 // MinTokenBytes is the shortest bearer token accepted.
 const MinTokenBytes = 16
 
-// EventAppender is what the ingest routes need of an *Appender.
+// EventAppender is what the producers (the HTTP routes, the webhook
+// handler, the Step Functions adapter) need of an *Appender.
 type EventAppender interface {
 	Append(ctx context.Context, events []schema.Event) (Result, error)
 }
@@ -147,8 +148,10 @@ func (c HTTPConfig) Validate() error {
 			return fmt.Errorf("ingest: HTTPConfig.Token: %w", err)
 		}
 	}
-	if s, ok := c.WebhookSecret.(StaticSecret); ok && len(s) < MinWebhookSecretBytes {
-		return fmt.Errorf("ingest: HTTPConfig.WebhookSecret: must be at least %d bytes (a random string, e.g. openssl rand -hex 20), got %d", MinWebhookSecretBytes, len(s))
+	if s, ok := c.WebhookSecret.(StaticSecret); ok {
+		if err := CheckWebhookSecret(s); err != nil {
+			return fmt.Errorf("ingest: HTTPConfig.WebhookSecret: %w", err)
+		}
 	}
 	wc := c.Webhook
 	wc.Secret = make([]byte, MinWebhookSecretBytes) // given per request by WebhookSecret

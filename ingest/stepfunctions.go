@@ -46,7 +46,7 @@ func (o AdapterOutcome) MarshalText() ([]byte, error) { return []byte(o.String()
 // without schema.AgentTags, and appends the others with their tags in
 // data.stateMachineTags. It is safe for concurrent use if its TagSource is.
 type StepFunctionsAdapter struct {
-	appender eventAppender
+	appender EventAppender
 	tags     TagSource
 	log      *slog.Logger
 	payloads PayloadPolicy
@@ -63,7 +63,7 @@ func WithPayloadPolicy(p PayloadPolicy) AdapterOption {
 
 // NewStepFunctionsAdapter returns an adapter appending through a and reading
 // tags from tags. A nil log discards.
-func NewStepFunctionsAdapter(a eventAppender, tags TagSource, log *slog.Logger, opts ...AdapterOption) *StepFunctionsAdapter {
+func NewStepFunctionsAdapter(a EventAppender, tags TagSource, log *slog.Logger, opts ...AdapterOption) *StepFunctionsAdapter {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -29,9 +28,12 @@ const MaxWebhookBodyBytes = 25 << 20
 // high entropy"; `openssl rand -hex 20` gives 40 characters.
 const MinWebhookSecretBytes = 16
 
-// eventAppender is what the producers need from an *Appender.
-type eventAppender interface {
-	Append(ctx context.Context, events []schema.Event) (Result, error)
+// CheckWebhookSecret reports a webhook secret too short to be used.
+func CheckWebhookSecret(secret []byte) error {
+	if len(secret) < MinWebhookSecretBytes {
+		return fmt.Errorf("must be at least %d bytes (a random string, e.g. openssl rand -hex 20), got %d", MinWebhookSecretBytes, len(secret))
+	}
+	return nil
 }
 
 // WebhookConfig configures a WebhookHandler.
@@ -61,8 +63,8 @@ func (c WebhookConfig) Validate() error {
 	switch {
 	case len(c.Secret) == 0:
 		return errors.New("ingest: WebhookConfig.Secret: is required")
-	case len(c.Secret) < MinWebhookSecretBytes:
-		return fmt.Errorf("ingest: WebhookConfig.Secret: must be at least %d bytes (a random string, e.g. openssl rand -hex 20), got %d", MinWebhookSecretBytes, len(c.Secret))
+	case CheckWebhookSecret(c.Secret) != nil:
+		return fmt.Errorf("ingest: WebhookConfig.Secret: %w", CheckWebhookSecret(c.Secret))
 	case c.MaxBodyBytes < 1 || c.MaxBodyBytes > MaxWebhookBodyBytes:
 		return fmt.Errorf("ingest: WebhookConfig.MaxBodyBytes: must be between 1 and %d, got %d", MaxWebhookBodyBytes, c.MaxBodyBytes)
 	case c.Now == nil:
@@ -89,14 +91,14 @@ func (c WebhookConfig) Validate() error {
 //
 // It logs one line per request.
 type WebhookHandler struct {
-	appender eventAppender
+	appender EventAppender
 	cfg      WebhookConfig
 	log      *slog.Logger
 }
 
 // NewWebhookHandler returns a handler appending through a. cfg is defaulted
 // and validated; a nil log discards.
-func NewWebhookHandler(a eventAppender, cfg WebhookConfig, log *slog.Logger) (*WebhookHandler, error) {
+func NewWebhookHandler(a EventAppender, cfg WebhookConfig, log *slog.Logger) (*WebhookHandler, error) {
 	if a == nil {
 		return nil, errors.New("ingest: NewWebhookHandler: appender is required")
 	}

@@ -124,8 +124,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "serve: --sfn-payloads: %v", err)
 	}
-	if *withIngest && *webhookSecret != "" && len(*webhookSecret) < ingest.MinWebhookSecretBytes {
-		return errorf(env, exitUsage, "serve: --webhook-secret (GITHUB_WEBHOOK_SECRET): must be at least %d bytes (a random string, e.g. openssl rand -hex 20), got %d", ingest.MinWebhookSecretBytes, len(*webhookSecret))
+	if *withIngest && *webhookSecret != "" {
+		if err := ingest.CheckWebhookSecret([]byte(*webhookSecret)); err != nil {
+			return errorf(env, exitUsage, "serve: --webhook-secret (GITHUB_WEBHOOK_SECRET): %v", err)
+		}
 	}
 	clients, err := g.clients(ctx)
 	if err != nil {
