@@ -111,7 +111,7 @@ func Check(ctx context.Context, cfg Config) (Status, error) {
 		if rec != nil {
 			if ep, ok := endpointOf(cfg.Host, rec.Argv); ok && ep != out[i].Endpoint {
 				out[i].Endpoint = ep
-				out[i].Running = probeAny(ctx, out[i].Name, ep)
+				out[i].Running = s.probe(ctx, ep) == nil
 			}
 		}
 	}
@@ -280,8 +280,9 @@ func Down(ctx context.Context, cfg Config) (Status, error) {
 	var errs []error
 	// The endpoints the stopped processes listened on, which the state
 	// dir's pid files know even when cfg's ports are the defaults.
-	stopped := map[string]string{}
-	for _, s := range services(cfg) {
+	svcs := services(cfg)
+	var stopped [len(svcs)]string
+	for i, s := range svcs {
 		rec, err := readPidFile(s.pidPath)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
@@ -290,7 +291,7 @@ func Down(ctx context.Context, cfg Config) (Status, error) {
 			continue
 		}
 		if ep, ok := endpointOf(cfg.Host, rec.Argv); ok {
-			stopped[s.spec.Name] = ep
+			stopped[i] = ep
 		}
 		if rec.alive() {
 			if err := stop(ctx, rec); err != nil {
@@ -303,10 +304,10 @@ func Down(ctx context.Context, cfg Config) (Status, error) {
 		}
 	}
 	st, _ := Check(ctx, cfg)
-	for _, svc := range []*Service{&st.DynamoDB, &st.S3} {
-		if ep, ok := stopped[svc.Name]; ok && ep != svc.Endpoint {
+	for i, svc := range []*Service{&st.DynamoDB, &st.S3} { // services' order
+		if ep := stopped[i]; ep != "" && ep != svc.Endpoint {
 			svc.Endpoint, svc.PID, svc.StartedByUs = ep, 0, false
-			svc.Running = probeAny(ctx, svc.Name, ep)
+			svc.Running = svcs[i].probe(ctx, ep) == nil
 		}
 	}
 	return st, errors.Join(errs...)
@@ -324,12 +325,4 @@ func endpointOf(host string, argv []string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// probeAny probes the endpoint of the named service.
-func probeAny(ctx context.Context, name, endpoint string) bool {
-	if name == NameDynamoDB {
-		return probeDynamoDB(ctx, endpoint) == nil
-	}
-	return probeMinIO(ctx, endpoint) == nil
 }
