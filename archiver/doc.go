@@ -13,7 +13,7 @@
 // JSON byte for byte (data) and the stream position (stream_sequence,
 // stream_event_id), so no field is ever lost. Types are those Athena reads
 // from Parquet: int32/int64, double, boolean, UTF-8 strings and
-// TIMESTAMP(MILLIS, UTC). Times with a sub-millisecond part (recorded_at
+// TIMESTAMP(MICROS, UTC). Times with a sub-microsecond part (recorded_at
 // usually has one) or a non-UTC zone are also kept as RFC 3339 text in
 // event_time_raw and recorded_at_raw, so that Decode returns the event
 // exactly as it was written. Typed columns are nullable; a payload that

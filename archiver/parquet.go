@@ -17,6 +17,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/encoding"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"
@@ -106,11 +107,13 @@ func codecOf(name string) compress.Codec {
 	}
 }
 
-// Key-value metadata written into every file.
+// Key-value metadata written into every file. Version 1 files have
+// TIMESTAMP(MILLIS) columns and no field ids; version 2 files have
+// TIMESTAMP(MICROS) columns and every column's field id. Decode reads both.
 const (
 	metaTable   = "streamfold.table"
 	metaVersion = "streamfold.archive.version"
-	fileVersion = "1"
+	fileVersion = "2"
 )
 
 // Encode writes recs as one Parquet file of the given table to w. Rows are
@@ -147,7 +150,9 @@ func compareRecords(a, b *Record) int {
 
 // Decode reads every record of a Parquet file written by Encode, in file
 // order. Columns are found by name, so files with extra or reordered typed
-// columns decode too; only the envelope columns are needed.
+// columns decode too; only the envelope columns are needed. Timestamps are
+// read in the unit the file declares (MILLIS, MICROS or NANOS), so files of
+// every archive version decode.
 func Decode(r io.ReaderAt, size int64) ([]Record, error) {
 	d, err := newDecoder(r, size)
 	if err != nil {
@@ -175,7 +180,8 @@ var (
 )
 
 // parquetSchema returns the Parquet schema of a table, built from its
-// column definitions (the same ones Tables returns).
+// column definitions (the same ones Tables returns), each column carrying
+// its field id.
 func parquetSchema(table string) (*parquet.Schema, error) {
 	schemaOnce.Do(func() {
 		schemas = map[string]*parquet.Schema{}
@@ -215,14 +221,15 @@ func (c colDef) node() parquet.Node {
 	case TypeBoolean:
 		n = parquet.Leaf(parquet.BooleanType)
 	case TypeTimestamp:
-		n = parquet.Timestamp(parquet.Millisecond)
+		// TIMESTAMP(MICROS, isAdjustedToUTC=true): Iceberg's timestamptz.
+		n = parquet.Timestamp(parquet.Microsecond)
 	default:
 		panic("archiver: column " + c.Name + ": unknown type " + c.Type)
 	}
-	if !c.required {
+	if !c.Required {
 		n = parquet.Optional(n)
 	}
-	return n
+	return parquet.FieldID(n, c.ID)
 }
 
 // orderedGroup is a Parquet group whose fields keep the order they are given in
@@ -330,7 +337,7 @@ func (e *encoder) write(rec *Record) error {
 		}
 		size += n
 		def := 0
-		if !c.required && v != nil {
+		if !c.Required && v != nil {
 			def = 1
 		}
 		row = append(row, pv.Level(0, def, i))
@@ -370,7 +377,7 @@ func checkTime(name string, t time.Time) error {
 // parquetValue converts a column value; n estimates its uncompressed size.
 func parquetValue(c *colDef, v any) (parquet.Value, int64, error) {
 	if v == nil {
-		if c.required {
+		if c.Required {
 			return parquet.Value{}, 0, fmt.Errorf("column %s: is required", c.Name)
 		}
 		return parquet.NullValue(), 1, nil
@@ -398,7 +405,7 @@ func parquetValue(c *colDef, v any) (parquet.Value, int64, error) {
 		}
 	case TypeTimestamp:
 		if t, ok := v.(time.Time); ok {
-			return parquet.Int64Value(t.UnixMilli()), 8, nil
+			return parquet.Int64Value(t.UnixMicro()), 8, nil
 		}
 	}
 	return parquet.Value{}, 0, fmt.Errorf("column %s (%s): cannot hold a %T", c.Name, c.Type, v)
@@ -413,9 +420,13 @@ type decoder struct {
 	rows   parquet.Rows
 	buf    []parquet.Row
 	n, i   int
-	stalls int            // ReadRows calls in a row that returned nothing
-	col    map[string]int // envelope column name -> file column index
+	stalls int                      // ReadRows calls in a row that returned nothing
+	col    map[string]int           // envelope column name -> file column index
+	unit   map[string]time.Duration // timestamp column name -> its unit in the file
 }
+
+// timeCols are the envelope timestamp columns the decoder reads.
+var timeCols = []string{"event_time", "recorded_at"}
 
 // envelope columns the decoder needs, and whether each must be present.
 var decodeCols = map[string]bool{
@@ -430,7 +441,7 @@ func newDecoder(r io.ReaderAt, size int64) (_ *decoder, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorruptObject, err)
 	}
-	d := &decoder{f: f, groups: f.RowGroups(), col: map[string]int{}}
+	d := &decoder{f: f, groups: f.RowGroups(), col: map[string]int{}, unit: map[string]time.Duration{}}
 	for i, path := range f.Schema().Columns() {
 		if len(path) == 1 {
 			if _, want := decodeCols[path[0]]; want {
@@ -443,8 +454,56 @@ func newDecoder(r io.ReaderAt, size int64) (_ *decoder, err error) {
 			return nil, fmt.Errorf("%w: column %q is missing", ErrCorruptObject, name)
 		}
 	}
+	for _, name := range timeCols {
+		if _, ok := d.col[name]; !ok {
+			continue
+		}
+		unit, err := timestampUnit(f.Root().Column(name))
+		if err != nil {
+			return nil, fmt.Errorf("%w: column %q: %w", ErrCorruptObject, name, err)
+		}
+		d.unit[name] = unit
+	}
 	d.buf = make([]parquet.Row, 256)
 	return d, nil
+}
+
+// timestampUnit returns the unit of a TIMESTAMP column of a file, as its
+// logical type (or legacy converted type) declares it: archive version 1
+// files have MILLIS, version 2 files MICROS.
+func timestampUnit(c *parquet.Column) (time.Duration, error) {
+	if c == nil || !c.Leaf() {
+		return 0, errors.New("not a leaf column")
+	}
+	typ := c.Type()
+	var ts *format.TimestampType
+	if lt := typ.LogicalType(); lt != nil {
+		ts, _ = lt.Value.(*format.TimestampType)
+	}
+	if ts == nil || typ.Kind() != parquet.Int64 {
+		return 0, fmt.Errorf("type %s is not an INT64 TIMESTAMP", typ)
+	}
+	switch ts.Unit.Value.(type) {
+	case *format.MilliSeconds:
+		return time.Millisecond, nil
+	case *format.MicroSeconds:
+		return time.Microsecond, nil
+	case *format.NanoSeconds:
+		return time.Nanosecond, nil
+	}
+	return 0, fmt.Errorf("timestamp unit %s is not MILLIS, MICROS or NANOS", &ts.Unit)
+}
+
+// fromUnits converts a timestamp column value in the given unit to UTC.
+func fromUnits(v int64, unit time.Duration) time.Time {
+	switch unit {
+	case time.Millisecond:
+		return time.UnixMilli(v).UTC()
+	case time.Microsecond:
+		return time.UnixMicro(v).UTC()
+	default:
+		return time.Unix(0, v).UTC()
+	}
 }
 
 func (d *decoder) close() {
@@ -556,7 +615,7 @@ func (d *decoder) time(row parquet.Row, col, rawCol string) (*time.Time, error) 
 	if !ok {
 		return nil, nil
 	}
-	t := time.UnixMilli(v.Int64()).UTC()
+	t := fromUnits(v.Int64(), d.unit[col])
 	return &t, nil
 }
 

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/quick"
 	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/ingest/simulate"
@@ -244,5 +248,150 @@ func TestRoundTripProperty(t *testing.T) {
 	}
 	if err := quick.Check(prop, &quick.Config{MaxCount: 150}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDecodeMillisFixture decodes a file of archive version 1, whose
+// timestamps are TIMESTAMP(MILLIS) and whose columns have no field ids: the
+// migration reads archives written that way. The fixture was written by the
+// code of commit 309899c (before timestamps became MICROS) with
+//
+//	archiver.Encode(f, archiver.TableGitHubJobs, millisFixtureRecords(), archiver.EncodeOptions{})
+//
+// and must not be regenerated: today's Encode writes version 2 files.
+func TestDecodeMillisFixture(t *testing.T) {
+	data, err := os.ReadFile("testdata/github_jobs_millis_v1.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := f.Lookup("streamfold.archive.version"); v != "1" {
+		t.Fatalf("fixture is archive version %q, want 1", v)
+	}
+	for _, name := range []string{"event_time", "recorded_at", "created_at"} {
+		c := f.Root().Column(name)
+		millis := false
+		if ts, ok := c.Type().LogicalType().Value.(*format.TimestampType); ok {
+			_, millis = ts.Unit.Value.(*format.MilliSeconds)
+		}
+		if !millis || c.ID() != 0 {
+			t.Fatalf("fixture column %s is %s, id %d: not the old format", name, c.Type(), c.ID())
+		}
+	}
+	want := millisFixtureRecords()
+	got, err := archiver.Decode(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameRecords(want, got); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"e4", "e3", "e2", "e1"} { // by event time
+		if got[i].Event.ID != id {
+			t.Errorf("record %d is %s, want %s", i, got[i].Event.ID, id)
+		}
+	}
+	// Written again, they come back the same from a version 2 file.
+	out, _, err := roundTrip(archiver.TableGitHubJobs, got, archiver.EncodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameRecords(want, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTimestampMicros checks the TIMESTAMP(MICROS) boundary: a UTC time
+// with whole microseconds is held by the timestamp column alone, one with
+// nanoseconds or another zone also by its *_raw twin, and Decode returns
+// each exactly.
+func TestTimestampMicros(t *testing.T) {
+	times := []time.Time{
+		time.Date(2026, 1, 5, 10, 0, 0, 123_456_000, time.UTC),
+		time.Date(2026, 1, 5, 10, 0, 0, 123_456_789, time.UTC),
+		time.Date(2026, 1, 5, 10, 0, 0, 123_456_000, time.FixedZone("", -3*3600)),
+		time.Date(1969, 12, 31, 23, 59, 59, 999_999_000, time.UTC),
+	}
+	var recs []archiver.Record
+	for i, tm := range times {
+		rec := tm
+		recs = append(recs, archiver.Record{Event: schema.Event{ID: strconv.Itoa(i), Type: schema.TypeMessageCreated, Time: tm, RecordedAt: &rec}, Seq: strconv.Itoa(i)})
+	}
+	var buf bytes.Buffer
+	if err := archiver.Encode(&buf, archiver.TableMessages, recs, archiver.EncodeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := f.Lookup("streamfold.archive.version"); v != "2" {
+		t.Errorf("archive version %q, want 2", v)
+	}
+	rows := make([]parquet.Row, len(times))
+	r := f.RowGroups()[0].Rows()
+	if n, _ := r.ReadRows(rows); n != len(times) {
+		t.Fatalf("%d rows", n)
+	}
+	_ = r.Close()
+	col := func(name string) int {
+		for i, p := range f.Schema().Columns() {
+			if p[0] == name {
+				return i
+			}
+		}
+		t.Fatalf("no column %s", name)
+		return -1
+	}
+	et, raw := col("event_time"), col("event_time_raw")
+	byID := map[string]parquet.Row{}
+	for _, row := range rows {
+		byID[string(row[col("event_id")].ByteArray())] = row
+	}
+	for i, tm := range times {
+		row := byID[strconv.Itoa(i)]
+		if got := row[et].Int64(); got != tm.UnixMicro() {
+			t.Errorf("%v: event_time %d, want %d microseconds", tm, got, tm.UnixMicro())
+		}
+		exact := tm.Location() == time.UTC && tm.Nanosecond()%1000 == 0
+		if row[raw].IsNull() != exact {
+			t.Errorf("%v: event_time_raw %q", tm, row[raw])
+		}
+	}
+	out, err := archiver.Decode(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameRecords(recs, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// millisFixtureRecords are the records of testdata/github_jobs_millis_v1.parquet,
+// a file in the archive's first format (timestamps TIMESTAMP(MILLIS), no
+// field ids). They cover a millisecond-exact time, sub-millisecond and
+// sub-microsecond times, a non-UTC zone, a time before 1970, typed
+// timestamp columns, an unknown type and a missing recordedat.
+func millisFixtureRecords() []archiver.Record {
+	ist := time.FixedZone("", 5*3600+30*60)
+	at := func(t time.Time) *time.Time { return &t }
+	job := `{"action":"completed","workflow_job":{"id":42,"run_id":7,"run_attempt":1,"workflow_name":"ci","name":"test","head_branch":"main","status":"completed","conclusion":"success","created_at":"2026-01-05T09:59:58.5Z","started_at":"2026-01-05T10:00:01.123Z","completed_at":"2026-01-05T10:03:00Z","labels":["ubuntu-latest"],"runner_name":"r1"},"repository":{"full_name":"o/r"},"installation":{"id":9}}`
+	started := `{"action":"in_progress","workflow_job":{"id":42,"run_id":7,"run_attempt":1,"workflow_name":"ci","name":"test","head_branch":"main","status":"in_progress","conclusion":null,"created_at":"2026-01-05T09:59:58.5Z","started_at":"2026-01-05T10:00:01.123Z","labels":["ubuntu-latest"]},"repository":{"full_name":"o/r"},"installation":{"id":9}}`
+	runner := `{"installation_id":9,"job_id":42,"run_id":7,"repo_full_name":"o/r","instance_id":"i-1","instance_type":"m7g.large","pool_name":"p","region":"eu-west-1","scheduled_at":"2026-01-05T15:29:59.000001+05:30"}`
+	return []archiver.Record{
+		{Event: schema.Event{SpecVersion: "1.0", ID: "e1", Source: "github", Type: schema.TypeJobCompleted, Subject: "github/9/job/42",
+			Time: time.Date(2026, 1, 5, 10, 3, 0, 250_000_000, time.UTC), Data: []byte(job),
+			RecordedAt: at(time.Date(2026, 1, 5, 10, 3, 1, 234_567_891, time.UTC))}, Seq: "300", StreamEventID: "s3"},
+		{Event: schema.Event{SpecVersion: "1.0", ID: "e2", Source: "github", Type: schema.TypeJobInProgress, Subject: "github/9/job/42",
+			Time: time.Date(2026, 1, 5, 10, 0, 1, 123_456_000, time.UTC), Data: []byte(started),
+			RecordedAt: at(time.Date(2026, 1, 5, 10, 0, 2, 5_000_000, time.UTC))}, Seq: "200", StreamEventID: "s2"},
+		{Event: schema.Event{SpecVersion: "1.0", ID: "e3", Source: "runson", Type: schema.TypeRunnerScheduled, Subject: "github/9/job/42",
+			Time: time.Date(2026, 1, 5, 15, 29, 59, 999_000_000, ist), Data: []byte(runner)}, Seq: "100", StreamEventID: "s1"},
+		{Event: schema.Event{ID: "e4", Source: "elsewhere", Type: "x.custom", Subject: "x/1",
+			Time: time.Date(1969, 12, 31, 23, 59, 59, 999_000_000, time.UTC), Data: []byte("not json"),
+			RecordedAt: at(time.Date(1969, 12, 31, 23, 59, 59, 999_999_999, time.UTC))}, Seq: "50", StreamEventID: "s0"},
 	}
 }

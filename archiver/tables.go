@@ -22,7 +22,7 @@ const PartitionKey = "event_date"
 
 // Glue (Hive) column types used by the tables. Only types Athena reads from
 // Parquet: signed 32/64-bit integers, doubles, booleans, UTF-8 strings and
-// TIMESTAMP(MILLIS, adjusted to UTC).
+// TIMESTAMP(MICROS, adjusted to UTC).
 const (
 	TypeString    = "string"
 	TypeBigint    = "bigint"
@@ -37,7 +37,19 @@ type Column struct {
 	Name    string // snake_case, unique in its table
 	Type    string // Glue/Hive type: string, bigint, int, double, boolean, timestamp
 	Comment string
+	// ID is the column's Iceberg field id, written into the Parquet schema
+	// as its field_id. It is unique in its table and never changes: the
+	// envelope columns have 1-12 in every table, a table's typed columns
+	// FirstTypedID and up, in list order.
+	ID int
+	// Required means never null (the envelope columns except recorded_at,
+	// spec_version and the *_raw columns); the others are optional.
+	Required bool
 }
+
+// FirstTypedID is the field id of the first typed column of every table:
+// the head columns have 1-6 and the tail columns 7-12.
+const FirstTypedID = 13
 
 // TableDef is one archive table: its name, what it holds and its columns in
 // file order. The partition column (PartitionKey) is not among them.
@@ -56,10 +68,9 @@ type source struct {
 // colDef is a column with what the writer needs to know about it.
 type colDef struct {
 	Column
-	required bool // never null (the envelope columns)
-	dict     bool // low cardinality: dictionary-encoded
-	noStats  bool // long opaque text: no min/max page bounds
-	get      func(s *source) any
+	dict    bool // low cardinality: dictionary-encoded
+	noStats bool // long opaque text: no min/max page bounds
+	get     func(s *source) any
 }
 
 // tableDef is a table with its column definitions.
@@ -74,40 +85,48 @@ type tableDef struct {
 
 // Envelope columns, first and last in every table. data and the stream
 // position make every row a complete copy of the stream record's event.
+//
+// Field ids are permanent (Iceberg finds a column by its id, and files
+// already written carry them): headCols have ids 1-6 and tailCols 7-12, in
+// list order, in every table. Never reorder, remove or renumber them, nor
+// add envelope columns: a new column is a typed column, added at the end of
+// its table's typed list. TestFieldIDsGolden (testdata/field_ids.golden.json)
+// fails when an existing column's id changes.
 var headCols = []colDef{
-	{Column: Column{"event_id", TypeString, "event id (CloudEvents id); unique per subject"}, required: true,
+	{Column: Column{Name: "event_id", Type: TypeString, Comment: "event id (CloudEvents id); unique per subject", ID: 1, Required: true},
 		get: func(s *source) any { return s.rec.Event.ID }},
-	{Column: Column{"event_type", TypeString, "event type, e.g. github.workflow_job.completed"}, required: true, dict: true,
+	{Column: Column{Name: "event_type", Type: TypeString, Comment: "event type, e.g. github.workflow_job.completed", ID: 2, Required: true}, dict: true,
 		get: func(s *source) any { return s.rec.Event.Type }},
-	{Column: Column{"subject", TypeString, "the aggregate the event belongs to, e.g. github/<installation>/job/<job>"}, required: true,
+	{Column: Column{Name: "subject", Type: TypeString, Comment: "the aggregate the event belongs to, e.g. github/<installation>/job/<job>", ID: 3, Required: true},
 		get: func(s *source) any { return s.rec.Event.Subject }},
-	{Column: Column{"source", TypeString, "producer (CloudEvents source)"}, required: true, dict: true,
+	{Column: Column{Name: "source", Type: TypeString, Comment: "producer (CloudEvents source)", ID: 4, Required: true}, dict: true,
 		get: func(s *source) any { return s.rec.Event.Source }},
-	{Column: Column{"event_time", TypeTimestamp, "when it happened, per the producer (UTC, ms); event_date is its date"}, required: true,
+	{Column: Column{Name: "event_time", Type: TypeTimestamp, Comment: "when it happened, per the producer (UTC, microseconds); event_date is its date", ID: 5, Required: true},
 		get: func(s *source) any { return s.rec.Event.Time }},
-	{Column: Column{"recorded_at", TypeTimestamp, "when it was appended to the event table (UTC, ms)"},
+	{Column: Column{Name: "recorded_at", Type: TypeTimestamp, Comment: "when it was appended to the event table (UTC, microseconds)", ID: 6},
 		get: func(s *source) any { return optTime(s.rec.Event.RecordedAt) }},
 }
 
+// tailCols: ids 7-12; see headCols.
 var tailCols = []colDef{
-	{Column: Column{"data", TypeString, "the raw event data JSON, byte for byte as stored in the event table"}, required: true, noStats: true,
+	{Column: Column{Name: "data", Type: TypeString, Comment: "the raw event data JSON, byte for byte as stored in the event table", ID: 7, Required: true}, noStats: true,
 		get: func(s *source) any { return string(s.rec.Event.Data) }},
-	{Column: Column{"stream_sequence", TypeString, "DynamoDB stream SequenceNumber of the record"}, required: true,
+	{Column: Column{Name: "stream_sequence", Type: TypeString, Comment: "DynamoDB stream SequenceNumber of the record", ID: 8, Required: true},
 		get: func(s *source) any { return s.rec.Seq }},
-	{Column: Column{"stream_event_id", TypeString, "DynamoDB stream record eventID"}, required: true,
+	{Column: Column{Name: "stream_event_id", Type: TypeString, Comment: "DynamoDB stream record eventID", ID: 9, Required: true},
 		get: func(s *source) any { return s.rec.StreamEventID }},
-	{Column: Column{"spec_version", TypeString, "CloudEvents specversion"}, dict: true,
+	{Column: Column{Name: "spec_version", Type: TypeString, Comment: "CloudEvents specversion", ID: 10}, dict: true,
 		get: func(s *source) any { return optStr(s.rec.Event.SpecVersion) }},
-	{Column: Column{"event_time_raw", TypeString, "event time as RFC 3339 with full precision; set only when event_time (ms, UTC) does not hold it exactly"}, noStats: true,
+	{Column: Column{Name: "event_time_raw", Type: TypeString, Comment: "event time as RFC 3339 with full precision; set only when event_time (microseconds, UTC) does not hold it exactly", ID: 11}, noStats: true,
 		get: func(s *source) any { return rawTime(s.rec.Event.Time) }},
-	{Column: Column{"recorded_at_raw", TypeString, "recorded_at as RFC 3339 with full precision; set only when recorded_at (ms, UTC) does not hold it exactly"}, noStats: true,
+	{Column: Column{Name: "recorded_at_raw", Type: TypeString, Comment: "recorded_at as RFC 3339 with full precision; set only when recorded_at (microseconds, UTC) does not hold it exactly", ID: 12}, noStats: true,
 		get: func(s *source) any { return rawTimePtr(s.rec.Event.RecordedAt) }},
 }
 
 // payloadCol builds a typed column read from a payload of type P; rows of
 // other payload types (or undecodable data) get null.
 func payloadCol[P schema.Payload](name, typ, comment string, dict bool, f func(P) any) colDef {
-	return colDef{Column: Column{name, typ, comment}, dict: dict, get: func(s *source) any {
+	return colDef{Column: Column{Name: name, Type: typ, Comment: comment}, dict: dict, get: func(s *source) any {
 		if p, ok := s.payload.(P); ok {
 			return f(p)
 		}
@@ -117,7 +136,7 @@ func payloadCol[P schema.Payload](name, typ, comment string, dict bool, f func(P
 
 // anyCol builds a typed column computed from the whole source.
 func anyCol(name, typ, comment string, dict bool, f func(*source) any) colDef {
-	return colDef{Column: Column{name, typ, comment}, dict: dict, get: f}
+	return colDef{Column: Column{Name: name, Type: typ, Comment: comment}, dict: dict, get: f}
 }
 
 type (
@@ -130,6 +149,12 @@ type (
 	deployP  = *schema.DeploymentEvent
 	msgP     = *schema.MessageEvent
 )
+
+// The typed columns of each table, in file order. Their field ids are
+// FirstTypedID (13) and up, in list order (newTableDef numbers them), and
+// are permanent: add a new column only at the END of its list, and never
+// remove or reorder one (a column no longer filled stays, always null).
+// TestFieldIDsGolden fails when an existing column's id changes.
 
 var agentExecutionCols = []colDef{
 	payloadCol("execution_arn", TypeString, "Step Functions execution ARN", false, func(p sfnP) any { return optStr(p.ExecutionArn) }),
@@ -145,8 +170,8 @@ var agentExecutionCols = []colDef{
 	payloadCol("is_agent", TypeBoolean, "whether the state machine carries the tags Type=Agent and Application=StepFunctionsAgent", false,
 		func(p sfnP) any { return p.IsAgent() }),
 	payloadCol("status", TypeString, "RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED", true, func(p sfnP) any { return optStr(p.Status) }),
-	payloadCol("start_date", TypeTimestamp, "execution start (UTC, ms)", false, func(p sfnP) any { return epochMillis(p.StartDate) }),
-	payloadCol("stop_date", TypeTimestamp, "execution stop (UTC, ms); null while running", false, func(p sfnP) any {
+	payloadCol("start_date", TypeTimestamp, "execution start (UTC, microseconds)", false, func(p sfnP) any { return epochMillis(p.StartDate) }),
+	payloadCol("stop_date", TypeTimestamp, "execution stop (UTC, microseconds); null while running", false, func(p sfnP) any {
 		if p.StopDate == nil {
 			return nil
 		}
@@ -237,7 +262,7 @@ var albumWorkflowCols = []colDef{
 		}
 		return nil
 	}),
-	payloadCol("expires_at", TypeTimestamp, "task expiry (UTC, ms)", false, func(p taskP) any { return optTime(p.ExpiresAt) }),
+	payloadCol("expires_at", TypeTimestamp, "task expiry (UTC, microseconds)", false, func(p taskP) any { return optTime(p.ExpiresAt) }),
 }
 
 var githubJobCols = []colDef{
@@ -305,9 +330,9 @@ var githubJobCols = []colDef{
 		return jsonText(p.WorkflowJob.Labels)
 	}),
 	payloadCol("runner_name", TypeString, "runner name", false, func(p jobP) any { return optStrPtr(p.WorkflowJob.RunnerName) }),
-	payloadCol("created_at", TypeTimestamp, "job created (UTC, ms)", false, func(p jobP) any { return optTime(p.WorkflowJob.CreatedAt) }),
-	payloadCol("started_at", TypeTimestamp, "job started (UTC, ms)", false, func(p jobP) any { return optTime(p.WorkflowJob.StartedAt) }),
-	payloadCol("completed_at", TypeTimestamp, "job completed (UTC, ms)", false, func(p jobP) any { return optTime(p.WorkflowJob.CompletedAt) }),
+	payloadCol("created_at", TypeTimestamp, "job created (UTC, microseconds)", false, func(p jobP) any { return optTime(p.WorkflowJob.CreatedAt) }),
+	payloadCol("started_at", TypeTimestamp, "job started (UTC, microseconds)", false, func(p jobP) any { return optTime(p.WorkflowJob.StartedAt) }),
+	payloadCol("completed_at", TypeTimestamp, "job completed (UTC, microseconds)", false, func(p jobP) any { return optTime(p.WorkflowJob.CompletedAt) }),
 	payloadCol("queue_ms", TypeBigint, "started_at - created_at in ms (in_progress, completed)", false, func(p jobP) any {
 		j := p.WorkflowJob
 		if p.Action == "queued" || p.Action == "waiting" {
@@ -323,7 +348,7 @@ var githubJobCols = []colDef{
 	payloadCol("instance_lifecycle", TypeString, "on-demand or spot (runner events)", true, func(p runnerP) any { return optStr(p.InstanceLifecycle) }),
 	payloadCol("pool_name", TypeString, "RunsOn pool (runner events)", true, func(p runnerP) any { return optStr(p.PoolName) }),
 	payloadCol("region", TypeString, "AWS region (runner events)", true, func(p runnerP) any { return optStr(p.Region) }),
-	payloadCol("scheduled_at", TypeTimestamp, "runner scheduled (UTC, ms)", false, func(p runnerP) any { return optTime(p.ScheduledAt) }),
+	payloadCol("scheduled_at", TypeTimestamp, "runner scheduled (UTC, microseconds)", false, func(p runnerP) any { return optTime(p.ScheduledAt) }),
 	payloadCol("reason", TypeString, "reschedule or interruption reason", true, func(p runnerP) any { return optStr(p.Reason) }),
 	payloadCol("usage_seconds", TypeDouble, "instance usage in seconds (interrupted, terminated)", false, func(p runnerP) any { return optF64(p.UsageInSeconds) }),
 	payloadCol("usage_dollars", TypeDouble, "instance cost in USD (interrupted, terminated)", false, func(p runnerP) any { return optF64(p.UsageInDollars) }),
@@ -375,22 +400,33 @@ var tableByName = func() map[string]*tableDef {
 	return m
 }()
 
+// newTableDef lays out a table: headCols, typed, tailCols. The typed
+// columns get the field ids FirstTypedID and up, in list order.
 func newTableDef(name, doc string, typed []colDef) *tableDef {
 	cols := make([]colDef, 0, len(headCols)+len(typed)+len(tailCols))
 	cols = append(append(append(cols, headCols...), typed...), tailCols...)
+	for i := range typed {
+		cols[len(headCols)+i].ID = FirstTypedID + i
+	}
 	t := &tableDef{name: name, doc: doc, cols: cols, index: map[string]int{}}
+	ids := map[int]bool{}
 	for i, c := range cols {
 		if _, dup := t.index[c.Name]; dup {
 			panic("archiver: duplicate column " + name + "." + c.Name)
 		}
+		if c.ID <= 0 || ids[c.ID] {
+			panic("archiver: column " + name + "." + c.Name + ": missing or duplicate field id")
+		}
 		t.index[c.Name] = i
+		ids[c.ID] = true
 	}
 	return t
 }
 
 // Tables returns the archive's table definitions (the Glue schema), in a
 // stable order. The Parquet schema of each table is built from the same
-// definitions, column for column.
+// definitions, column for column, with each column's ID as its field_id
+// and Required as its repetition (the Iceberg schema is built from them too).
 func Tables() []TableDef {
 	out := make([]TableDef, len(tableDefs))
 	for i, t := range tableDefs {
@@ -401,6 +437,17 @@ func Tables() []TableDef {
 		out[i] = TableDef{Name: t.name, Doc: t.doc, Columns: cols}
 	}
 	return out
+}
+
+// TableDefOf returns the definition of the named table, as Tables lists
+// it, and false for a table the archive does not have.
+func TableDefOf(name string) (TableDef, bool) {
+	for _, t := range Tables() {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return TableDef{}, false
 }
 
 // TableFor returns the archive table that holds events of eventType, and
@@ -509,14 +556,16 @@ func jsonText(v any) any {
 	return string(b)
 }
 
-// exactMillis reports whether t is exactly representable as a TIMESTAMP
-// (MILLIS) in UTC: no sub-millisecond part and the UTC location.
-func exactMillis(t time.Time) bool {
-	return t.Location() == time.UTC && t.Nanosecond()%int(time.Millisecond) == 0
+// exactMicros reports whether t is exactly representable as a TIMESTAMP
+// (MICROS) in UTC: no sub-microsecond part and the UTC location.
+func exactMicros(t time.Time) bool {
+	return t.Location() == time.UTC && t.Nanosecond()%int(time.Microsecond) == 0
 }
 
+// rawTime is the *_raw column of a time: RFC 3339 with full precision, or
+// null when the TIMESTAMP(MICROS) column holds t exactly.
 func rawTime(t time.Time) any {
-	if exactMillis(t) {
+	if exactMicros(t) {
 		return nil
 	}
 	return t.Format(time.RFC3339Nano)

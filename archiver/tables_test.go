@@ -2,6 +2,9 @@ package archiver
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -79,6 +82,30 @@ func TestTablesSpec(t *testing.T) {
 	if !slices.Equal(names, []string{TableAgentExecutions, TableAlbumWorkflow, TableGitHubJobs, TableMessages}) {
 		t.Errorf("tables = %v", names)
 	}
+	// Field ids: headCols 1-6, tailCols 7-12, the typed columns
+	// FirstTypedID and up in list order; Required exactly on the envelope
+	// columns that are never null.
+	required := []string{"event_id", "event_type", "subject", "source", "event_time", "data", "stream_sequence", "stream_event_id"}
+	for _, tb := range tables {
+		n := len(tb.Columns)
+		for i, c := range tb.Columns {
+			var want int
+			switch {
+			case i < len(headCols):
+				want = i + 1
+			case i >= n-len(tailCols):
+				want = len(headCols) + i - (n - len(tailCols)) + 1
+			default:
+				want = FirstTypedID + i - len(headCols)
+			}
+			if c.ID != want {
+				t.Errorf("%s.%s: id %d, want %d", tb.Name, c.Name, c.ID, want)
+			}
+			if c.Required != slices.Contains(required, c.Name) {
+				t.Errorf("%s.%s: Required = %v", tb.Name, c.Name, c.Required)
+			}
+		}
+	}
 	// Tables returns copies: changing them cannot change the schema.
 	tables[0].Columns[0].Name = "changed"
 	if Tables()[0].Columns[0].Name == "changed" {
@@ -88,8 +115,9 @@ func TestTablesSpec(t *testing.T) {
 
 // TestParquetSchemaMatchesSpec reads the schema back from an encoded file
 // and checks it against Tables(), column for column: same names in the same
-// order, the Parquet type that the Glue type reads, and nothing Athena
-// cannot read (unsigned integers, nanosecond timestamps).
+// order, the Parquet type that the Glue type reads, TIMESTAMP(MICROS, UTC)
+// timestamps (Iceberg's timestamptz), nothing Athena cannot read (unsigned
+// integers, nanosecond timestamps), and each column's field id.
 func TestParquetSchemaMatchesSpec(t *testing.T) {
 	for _, tb := range Tables() {
 		var buf bytes.Buffer
@@ -117,8 +145,11 @@ func TestParquetSchemaMatchesSpec(t *testing.T) {
 			if !fl.Leaf() || fl.Repeated() {
 				t.Errorf("%s.%s: not a flat leaf", tb.Name, c.Name)
 			}
-			if fl.Optional() == tdef.cols[i].required {
-				t.Errorf("%s.%s: optional=%v, required=%v", tb.Name, c.Name, fl.Optional(), tdef.cols[i].required)
+			if fl.Optional() == c.Required || c.Required != tdef.cols[i].Required {
+				t.Errorf("%s.%s: optional=%v, required=%v", tb.Name, c.Name, fl.Optional(), c.Required)
+			}
+			if fl.ID() != c.ID || c.ID == 0 {
+				t.Errorf("%s.%s: field_id %d in the file, Tables() says %d", tb.Name, c.Name, fl.ID(), c.ID)
 			}
 			typ := fl.Type()
 			var lv format.LogicalTypeValue
@@ -145,7 +176,7 @@ func TestParquetSchemaMatchesSpec(t *testing.T) {
 				ts, isTS := lv.(*format.TimestampType)
 				want = format.Int64
 				if ok = isTS && ts.IsAdjustedToUTC; ok {
-					_, ok = ts.Unit.Value.(*format.MilliSeconds)
+					_, ok = ts.Unit.Value.(*format.MicroSeconds)
 				}
 			}
 			if typ.Kind() != parquet.Kind(want) || !ok {
@@ -153,4 +184,108 @@ func TestParquetSchemaMatchesSpec(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestTableDefOf(t *testing.T) {
+	for _, want := range Tables() {
+		got, ok := TableDefOf(want.Name)
+		if !ok || got.Name != want.Name || got.Doc != want.Doc || !slices.Equal(got.Columns, want.Columns) {
+			t.Errorf("TableDefOf(%q) = %+v, %v", want.Name, got, ok)
+		}
+	}
+	if tb, ok := TableDefOf("nope"); ok {
+		t.Errorf("TableDefOf(nope) = %+v", tb)
+	}
+}
+
+// fieldIDsGolden is testdata/field_ids.golden.json: every table's columns
+// as the written Parquet files declare them, with their field ids.
+const fieldIDsGolden = "testdata/field_ids.golden.json"
+
+type goldenColumn struct {
+	ID       int    `json:"id"`
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Required bool   `json:"required"`
+}
+
+type goldenTable struct {
+	Table   string         `json:"table"`
+	Columns []goldenColumn `json:"columns"`
+}
+
+// TestFieldIDsGolden pins the Iceberg field ids of every column, read back
+// from the schema of written Parquet files. Field ids are permanent: an
+// existing column must keep its id, name and type, and no column may go, so
+// a new column can only be added at the end of its table's typed list
+// (where it gets the next id). Adding one needs -update to record it; an
+// id change fails even with -update (if no archive was ever written with
+// the table, delete the golden file and run -update to start over).
+func TestFieldIDsGolden(t *testing.T) {
+	var got []goldenTable
+	for _, tb := range Tables() {
+		var buf bytes.Buffer
+		if err := Encode(&buf, tb.Name, nil, EncodeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gt := goldenTable{Table: tb.Name}
+		for i, fl := range f.Schema().Fields() {
+			gt.Columns = append(gt.Columns, goldenColumn{ID: fl.ID(), Name: fl.Name(), Type: tb.Columns[i].Type, Required: fl.Required()})
+		}
+		got = append(got, gt)
+	}
+
+	// Existing ids first, even with -update: -update only records new columns.
+	if old, err := os.ReadFile(fieldIDsGolden); err == nil {
+		var want []goldenTable
+		if err := json.Unmarshal(old, &want); err != nil {
+			t.Fatalf("%s: %v", fieldIDsGolden, err)
+		}
+		for _, wt := range want {
+			i := slices.IndexFunc(got, func(g goldenTable) bool { return g.Table == wt.Table })
+			if i < 0 {
+				t.Errorf("table %s is gone", wt.Table)
+				continue
+			}
+			byID := map[int]goldenColumn{}
+			for _, c := range got[i].Columns {
+				byID[c.ID] = c
+			}
+			for _, wc := range wt.Columns {
+				if gc, ok := byID[wc.ID]; !ok || gc != wc {
+					t.Errorf("%s field id %d was %+v, is now %+v: field ids are permanent; add new columns at the end of the table's typed list", wt.Table, wc.ID, wc, gc)
+				}
+			}
+		}
+		if t.Failed() {
+			return
+		}
+	}
+
+	// One line per column, so that a diff shows the columns that changed.
+	comma := func(i, n int) string {
+		if i < n-1 {
+			return ","
+		}
+		return ""
+	}
+	var b bytes.Buffer
+	b.WriteString("[\n")
+	for i, gt := range got {
+		fmt.Fprintf(&b, "  {\"table\": %q, \"columns\": [\n", gt.Table)
+		for j, c := range gt.Columns {
+			line, err := json.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString("    " + string(line) + comma(j, len(gt.Columns)) + "\n")
+		}
+		b.WriteString("  ]}" + comma(i, len(got)) + "\n")
+	}
+	b.WriteString("]\n")
+	golden(t, fieldIDsGolden, b.Bytes())
 }
