@@ -1,28 +1,43 @@
-# The Parquet archive (cmd/archiver) and how Athena reads it.
+# The archive (cmd/archiver): Apache Iceberg tables (format version 2,
+# partitioned by day(event_time)) in the AWS Glue Data Catalog, which Athena
+# reads natively (docs/archiver.md, docs/deployment.md).
 #
-# Layout (archiver/layout.go), under s3://<bucket>/<archive_prefix>/:
-#   <table>/event_date=YYYY-MM-DD/*.parquet            data
-#   _symlink/<table>/event_date=YYYY-MM-DD/manifest    Hive symlink manifests listing the live files
-#   errors/                                            poison records
-# Athena reads each partition's manifest (SymlinkTextInputFormat) and the
-# Parquet files it names, so a compaction in progress is never read twice.
+# Layout, under s3://<bucket>/<archive_prefix>/:
+#   <table>/metadata/   Iceberg table metadata, manifest lists and manifests
+#   <table>/data/       Parquet data files
+#   errors/             poison records
+#
+# Terraform creates the bucket and the Glue database; the tables are created
+# and evolved by the archiver itself, through the catalog (at its first batch
+# per container: created if missing, missing optional columns added). Neither
+# aws_glue_catalog_table (open_table_format_input) nor aws_s3tables_table can
+# declare the partition spec day(event_time): they take a schema and no
+# partition spec. Terraform knows the tables from
+# generated/iceberg_tables.json (written from the archiver's table
+# definitions by `go test ./archiver -run TestTablesJSON -update`) for what
+# names them: the archiver's Glue permissions (iam.tf), the lifecycle rules
+# below and the archive_tables output.
 
 locals {
   archive_bucket = var.archive_bucket_name != "" ? var.archive_bucket_name : "${local.name}-archive"
   archive_root   = "s3://${aws_s3_bucket.archive.bucket}/${var.archive_prefix}"
 
-  # The archive's tables and their columns, generated from the archiver's
-  # table definitions (the same ones its Parquet schema is built from), so
-  # the Glue columns equal the Parquet columns by construction; with the
-  # archiver's storage layout (formats, SerDe, directories).
-  glue = jsondecode(file("${path.module}/generated/glue_tables.json"))
-  # s3://<bucket>/<prefix>/_symlink/: the Glue tables' locations.
-  glue_location_root = "${local.archive_root}/${local.glue.storage.location_dir}"
+  # The archive's Iceberg tables (names, locations under the prefix,
+  # columns), generated from the archiver's table definitions.
+  iceberg = jsondecode(file("${path.module}/generated/iceberg_tables.json"))
+
+  # The Glue Data Catalog of this account and region, where the archiver
+  # keeps the tables (ARCHIVE_CATALOG = "glue").
+  glue_arn_prefix  = "arn:${data.aws_partition.current.partition}:glue:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}"
+  glue_catalog_arn = "${local.glue_arn_prefix}:catalog"
+  # One ARN per archive table (the archiver creates them; iam.tf).
+  glue_table_arns = [for name in sort(keys(local.iceberg.tables)) : "${local.glue_arn_prefix}:table/${aws_glue_catalog_database.archive.name}/${name}"]
 
   # Versioning by stage. Stage and prod: on, so that an object overwritten
   # or deleted by mistake (a compaction bug, a bad rebuild) stays
-  # recoverable for archive_noncurrent_version_days; the archiver's
-  # conditional writes (If-Match on manifests) work either way. Dev: off
+  # recoverable for archive_noncurrent_version_days (snapshot expiry and
+  # orphan-file deletion delete objects daily); Iceberg commits (the Glue
+  # table's optimistic version check) work either way. Dev: off
   # (never enabled), so destroying a dev stage leaves no versions behind.
   archive_versioning = {
     dev   = "Disabled"
@@ -111,17 +126,18 @@ resource "aws_s3_bucket_policy" "archive" {
 resource "aws_s3_bucket_lifecycle_configuration" "archive" {
   bucket = aws_s3_bucket.archive.id
 
-  # Parquet data moves to Glacier after a year (seed 004), per table
-  # directory so that the small symlink manifests (which Athena must read)
-  # and the poison records stay in S3 Standard.
+  # Parquet data files move to Glacier after a year (seed 004), per table
+  # data directory, so that the tables' metadata and manifests (read by
+  # every query plan and every commit) and the poison records stay in S3
+  # Standard.
   dynamic "rule" {
-    for_each = local.glue.tables
+    for_each = local.iceberg.tables
     content {
       id     = "${rule.key}-to-${lower(var.archive_storage_class)}"
       status = "Enabled"
 
       filter {
-        prefix = "${var.archive_prefix}/${local.glue.storage.data_dir}${rule.key}/"
+        prefix = "${var.archive_prefix}/${rule.value.location}data/"
       }
 
       transition {
@@ -164,64 +180,16 @@ resource "aws_s3_bucket_lifecycle_configuration" "archive" {
 
 # --- Glue and Athena ---------------------------------------------------------
 
+# The database holding the archive's Iceberg tables (ARCHIVE_NAMESPACE). The
+# tables are not declared here: the archiver creates and evolves them (see
+# the top of this file), and Terraform neither owns nor deletes them. The
+# database must use IAM access control only (the default for a database
+# Terraform creates): with Lake Formation permissions on it, the archiver
+# and Athena would also need Lake Formation grants.
 resource "aws_glue_catalog_database" "archive" {
   # Athena identifiers: lowercase letters, digits and '_'.
   name        = replace("${local.name}_archive", "-", "_")
-  description = "streamfold ${var.stage} event archive (Parquet in s3://${local.archive_bucket}/${var.archive_prefix}/)."
-}
-
-# One Glue table per archive table, its columns straight from the generated
-# JSON (terraform/glue_test.go checks that this stays so and that every
-# type is one Athena reads from Parquet). Partitions are not registered:
-# partition projection computes them from event_date.
-resource "aws_glue_catalog_table" "archive" {
-  for_each = local.glue.tables
-
-  name          = each.key
-  database_name = aws_glue_catalog_database.archive.name
-  description   = each.value.doc
-  table_type    = "EXTERNAL_TABLE"
-
-  parameters = {
-    EXTERNAL                              = "TRUE"
-    "projection.enabled"                  = "true"
-    "projection.event_date.type"          = "date"
-    "projection.event_date.format"        = local.glue.storage.date_format
-    "projection.event_date.range"         = "${var.archive_first_date},NOW+1YEARS"
-    "projection.event_date.interval"      = "1"
-    "projection.event_date.interval.unit" = "DAYS"
-    "storage.location.template"           = "${local.glue_location_root}${each.key}/event_date=$${event_date}/"
-  }
-
-  dynamic "partition_keys" {
-    for_each = local.glue.partition_keys
-    content {
-      name    = partition_keys.value.name
-      type    = partition_keys.value.type
-      comment = partition_keys.value.comment
-    }
-  }
-
-  storage_descriptor {
-    # SymlinkTextInputFormat over Parquet with ParquetHiveSerDe (checked
-    # by terraform/glue_test.go).
-    location      = "${local.glue_location_root}${each.key}/"
-    input_format  = local.glue.storage.input_format
-    output_format = local.glue.storage.output_format
-
-    ser_de_info {
-      serialization_library = local.glue.storage.serialization_library
-    }
-
-    dynamic "columns" {
-      for_each = each.value.columns
-      content {
-        name    = columns.value.name
-        type    = columns.value.type
-        comment = columns.value.comment
-      }
-    }
-  }
+  description = "streamfold ${var.stage} event archive: Iceberg tables in s3://${local.archive_bucket}/${var.archive_prefix}/, created by the archiver."
 }
 
 resource "aws_athena_workgroup" "archive" {
@@ -234,6 +202,11 @@ resource "aws_athena_workgroup" "archive" {
     publish_cloudwatch_metrics_enabled = true
     bytes_scanned_cutoff_per_query     = var.athena_bytes_scanned_cutoff
 
+    # Engine version 3 reads Iceberg tables of the Glue Data Catalog.
+    engine_version {
+      selected_engine_version = "Athena engine version 3"
+    }
+
     result_configuration {
       output_location = "s3://${aws_s3_bucket.archive.bucket}/athena-results/"
 
@@ -244,8 +217,9 @@ resource "aws_athena_workgroup" "archive" {
   }
 }
 
-# The archiver's saved queries (archiver/queries/*.sql). They use unqualified
-# table names and run in the archive's Glue database.
+# The archiver's saved queries (archiver/queries/*.sql, written for the
+# Iceberg tables: they filter on event_time, the partition source). They use
+# unqualified table names and run in the archive's Glue database.
 resource "aws_athena_named_query" "archive" {
   for_each = fileset("${path.module}/../archiver/queries", "*.sql")
 

@@ -663,8 +663,8 @@ var fakeHashFunc = function.New(&function.Spec{
 })
 
 // loadEvaluated parses and evaluates terraform/*.tf for a test. Until the
-// archiver's generator has written generated/glue_tables.json, the
-// testdata copy stands in for it (glue_test.go says which one it used).
+// archiver's generator has written generated/iceberg_tables.json, the
+// testdata copy stands in for it (iceberg_test.go says which one it used).
 func loadEvaluated(t *testing.T, opts evalOptions) (*tfConfig, *evaluated) {
 	t.Helper()
 	ev := evaluateFiles(t, readConfigFiles(t), opts)
@@ -686,15 +686,15 @@ func evaluateFiles(t *testing.T, files map[string][]byte, opts evalOptions) *eva
 }
 
 // evaluateWithFixture evaluates cfg, with the testdata copy standing in for
-// generated/glue_tables.json while the generator has not written it (and
+// generated/iceberg_tables.json while the generator has not written it (and
 // opts does not set it).
 func evaluateWithFixture(cfg *tfConfig, opts evalOptions) (*evaluated, error) {
 	if opts.Files == nil {
 		opts.Files = map[string]string{}
 	}
-	if _, err := os.Stat(generatedGlue); err != nil {
-		if _, set := opts.Files[generatedGlue]; !set {
-			opts.Files[generatedGlue] = fixtureGlue
+	if _, err := os.Stat(generatedTables); err != nil {
+		if _, set := opts.Files[generatedTables]; !set {
+			opts.Files[generatedTables] = fixtureTables
 		}
 	}
 	return evaluate(cfg, opts)

@@ -25,9 +25,13 @@
 //   - iam_test.go: one role per function, no wildcard action, no wildcard
 //     resource outside an allow-list with reasons, and each policy grants
 //     exactly what its command's code calls;
-//   - glue_test.go: the Glue tables come from generated/glue_tables.json
-//     column for column, read symlink manifests over Parquet with partition
-//     projection, and use only types Athena reads;
+//   - iceberg_test.go: generated/iceberg_tables.json (the archive's Iceberg
+//     tables, written by the archiver's generator) is well formed; no
+//     Terraform resource declares an archive table (the archiver creates
+//     and evolves them in the Glue Data Catalog), and every table of the
+//     JSON is named where tables are named (the archiver's Glue ARNs, the
+//     lifecycle rules, the archive_tables output); Athena engine 3; one
+//     named query per archiver/queries/*.sql;
 //   - lambda_test.go: one arm64 provided.al2023 function per Lambda
 //     command, its environment equal to what the command reads; stage
 //     policies, the archive bucket, alarms, producers; descriptions;

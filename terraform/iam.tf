@@ -9,6 +9,8 @@
 #     the log streams at run time);
 #   - "<bucket>/<prefix>/*" for the archiver's object actions (object keys
 #     are made at run time);
+#   - "table/<archive database>/*" for the archiver's glue:GetTables (it
+#     lists the database's tables; the request names no table);
 #   - "<failures bucket>/aws/lambda/*" for the stream consumers' s3:PutObject
 #     (the event source mapping names its on-failure objects);
 #   - "arn:...:states:<region>:<account>:stateMachine:*" for the ingest
@@ -93,12 +95,15 @@ data "aws_iam_policy_document" "archiver" {
     resources = ["${aws_dynamodb_table.events.arn}/stream/*"]
   }
 
-  # Parquet data, symlink manifests (conditional writes with If-Match need
-  # GetObject/PutObject only), poison records, compaction deletes. The
-  # scheduled compaction runs in this function (maintenance.tf), so it keeps
+  # The Iceberg tables' objects under the archive prefix: metadata,
+  # manifest lists and manifests (<table>/metadata/), Parquet data files
+  # (<table>/data/), poison records (errors/). The scheduled maintenance
+  # runs in this function (maintenance.tf) and deletes: compaction's
+  # replaced files, expired snapshots' files and orphan files (and a
+  # compaction output whose commit lost a conflict), so it keeps
   # s3:DeleteObject, under the archive prefix only; in stage and prod the
   # bucket is versioned and the role has no s3:DeleteObjectVersion, so a
-  # delete (by compaction or by a bug) leaves the data recoverable for
+  # delete (by maintenance or by a bug) leaves the data recoverable for
   # archive_noncurrent_version_days (docs/decisions.md).
   statement {
     sid     = "ArchiveObjects"
@@ -107,15 +112,44 @@ data "aws_iam_policy_document" "archiver" {
     resources = ["${aws_s3_bucket.archive.arn}/${var.archive_prefix}/*"]
   }
 
-  # ListObjectsV2 of partitions, manifests and poison records. No s3:prefix
-  # condition: S3 answers a GetObject of a missing key with 404 only to a
-  # caller that may list the bucket, and the archiver relies on that 404 to
-  # create the first manifest of a partition (a conditional grant would turn
-  # it into 403 AccessDenied).
+  # ListObjectsV2 of the tables' directories (orphan-file deletion) and of
+  # the poison records. No s3:prefix condition: S3 answers a GetObject of a
+  # missing key with 404 only to a caller that may list the bucket, and the
+  # archiver tells a missing object from a refused one by that 404 (a
+  # conditional grant would turn it into 403 AccessDenied).
   statement {
     sid       = "ListArchive"
     actions   = ["s3:ListBucket"]
     resources = [aws_s3_bucket.archive.arn]
+  }
+
+  # The Glue Data Catalog holding the Iceberg tables (ARCHIVE_CATALOG=glue,
+  # ARCHIVE_NAMESPACE = the database): Glue authorises each call on the
+  # catalog, the database and the table it touches. GetDatabase: the
+  # namespace's properties when a table is created.
+  statement {
+    sid       = "GlueArchiveDatabase"
+    actions   = ["glue:GetDatabase"]
+    resources = [local.glue_catalog_arn, aws_glue_catalog_database.archive.arn]
+  }
+
+  # The archive's tables, by name (generated/iceberg_tables.json): the
+  # archiver loads them (GetTable), creates a missing one at its first batch
+  # (CreateTable) and commits snapshots and schema changes (UpdateTable,
+  # checked against the table's version id). No DeleteTable: the tables
+  # outlive any container.
+  statement {
+    sid       = "GlueArchiveTables"
+    actions   = ["glue:GetTable", "glue:CreateTable", "glue:UpdateTable"]
+    resources = concat([local.glue_catalog_arn, aws_glue_catalog_database.archive.arn], local.glue_table_arns)
+  }
+
+  statement {
+    sid     = "GlueListArchiveTables"
+    actions = ["glue:GetTables"]
+    # Wildcard: GetTables lists the database's tables; the request names no
+    # table. This database's tables only.
+    resources = [local.glue_catalog_arn, aws_glue_catalog_database.archive.arn, "${local.glue_arn_prefix}:table/${aws_glue_catalog_database.archive.name}/*"]
   }
 
   # The event source mapping writes its failed batches to the on-failure

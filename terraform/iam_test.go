@@ -20,6 +20,7 @@ var wildcardAllowed = []struct {
 	{"projector", "arn:fake:aws_dynamodb_table.events/stream/*", "dynamodb:ListStreams names no stream (it lists a table's streams); limited to the events table"},
 	{"archiver", "arn:fake:aws_dynamodb_table.events/stream/*", "dynamodb:ListStreams names no stream (it lists a table's streams); limited to the events table"},
 	{"archiver", "arn:fake:aws_s3_bucket.archive/archive/*", "object keys under the archive prefix are made at run time"},
+	{"archiver", "arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/*", "glue:GetTables lists the archive database's tables; its request names no table"},
 	{"projector", "arn:fake:aws_s3_bucket.failures/aws/lambda/*", "the event source mapping names its on-failure objects (aws/lambda/<mapping UUID>/...)"},
 	{"archiver", "arn:fake:aws_s3_bucket.failures/aws/lambda/*", "the event source mapping names its on-failure objects (aws/lambda/<mapping UUID>/...)"},
 	{"ingest", "arn:aws:states:eu-west-1:123456789012:stateMachine:*", "seed 002: one account-wide rule; any state machine may be an agent, recognised by its tags (tag reads only)"},
@@ -27,6 +28,31 @@ var wildcardAllowed = []struct {
 	{"archiver", `arn:fake:aws_cloudwatch_log_group.function["archiver"]:*`, "Lambda names the log streams of the function's own group at run time"},
 	{"ingest", `arn:fake:aws_cloudwatch_log_group.function["ingest"]:*`, "Lambda names the log streams of the function's own group at run time"},
 	{"api", `arn:fake:aws_cloudwatch_log_group.function["api"]:*`, "Lambda names the log streams of the function's own group at run time"},
+}
+
+// unmanagedAllowed lists every resource a policy may name that this
+// configuration does not manage (so it has no "arn:fake:" ARN here), by
+// function, with the reason: the Glue Data Catalog itself, and the archive's
+// Iceberg tables, which the archiver creates (one per table of the
+// generated JSON). An entry nobody uses fails the test.
+func unmanagedAllowed() []struct{ function, resource, reason string } {
+	out := []struct{ function, resource, reason string }{
+		{"archiver", glueCatalogARN, "Glue authorises every table and database call on the account's Data Catalog too"},
+	}
+	for _, n := range archiveTableNames() {
+		out = append(out, struct{ function, resource, reason string }{"archiver", glueTableARN(n),
+			"the archive's Iceberg table " + n + ", created and evolved by the archiver (generated/iceberg_tables.json)"})
+	}
+	return out
+}
+
+const (
+	glueCatalogARN = "arn:aws:glue:eu-west-1:123456789012:catalog"
+	glueDatabase   = "arn:fake:aws_glue_catalog_database.archive"
+)
+
+func glueTableARN(name string) string {
+	return "arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/" + name
 }
 
 // grant is one action on one resource.
@@ -73,6 +99,8 @@ func checkIAM(ev *evaluated, expected map[string][]grant) []string {
 	var errs []string
 	docs := statements(ev)
 	usedAllow := map[int]bool{}
+	unmanaged := unmanagedAllowed()
+	usedUnmanaged := map[int]bool{}
 	functions := ev.instancesOf("resource", "aws_lambda_function")
 	fnNames := map[string]bool{}
 	for _, f := range functions {
@@ -119,7 +147,15 @@ func checkIAM(ev *evaluated, expected map[string][]grant) []string {
 					continue
 				}
 				if !strings.HasPrefix(r, "arn:fake:") {
-					errs = append(errs, fmt.Sprintf("%s: resource %q is not the ARN of a resource this configuration manages", where, r))
+					ok := false
+					for i, u := range unmanaged {
+						if u.function == doc && u.resource == r {
+							ok, usedUnmanaged[i] = true, true
+						}
+					}
+					if !ok {
+						errs = append(errs, fmt.Sprintf("%s: resource %q is not the ARN of a resource this configuration manages (nor in iam_test.go's unmanagedAllowed)", where, r))
+					}
 				}
 			}
 		}
@@ -127,6 +163,11 @@ func checkIAM(ev *evaluated, expected map[string][]grant) []string {
 	for i, w := range wildcardAllowed {
 		if !usedAllow[i] && fnNames[w.function] {
 			errs = append(errs, fmt.Sprintf("allow-list entry %s %q is not used by any policy: remove it", w.function, w.resource))
+		}
+	}
+	for i, u := range unmanaged {
+		if !usedUnmanaged[i] && fnNames[u.function] {
+			errs = append(errs, fmt.Sprintf("unmanagedAllowed entry %s %q is not used by any policy: remove it", u.function, u.resource))
 		}
 	}
 
@@ -276,6 +317,16 @@ func expectedGrants() map[string][]grant {
 	add("projector", []string{tableARN(schema.TableDeadLetters)}, "dynamodb:PutItem")
 	add("archiver", []string{"arn:fake:aws_s3_bucket.archive/archive/*"}, "s3:GetObject", "s3:PutObject", "s3:DeleteObject")
 	add("archiver", []string{"arn:fake:aws_s3_bucket.archive"}, "s3:ListBucket")
+	// The Iceberg catalog (archiver/catalog_glue.go, iceberg-go's Glue
+	// catalog): Glue authorises each call on the catalog, the database and
+	// the tables it touches.
+	add("archiver", []string{glueCatalogARN, glueDatabase}, "glue:GetDatabase")
+	tables := []string{glueCatalogARN, glueDatabase}
+	for _, n := range archiveTableNames() {
+		tables = append(tables, glueTableARN(n))
+	}
+	add("archiver", tables, "glue:GetTable", "glue:CreateTable", "glue:UpdateTable")
+	add("archiver", []string{glueCatalogARN, glueDatabase, "arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/*"}, "glue:GetTables")
 	// The scheduled verify (archiver/rebuild.DynamoLive's reads).
 	add("archiver", []string{tableARN(schema.TableWorkflows) + "/index/GSI1"}, "dynamodb:Query")
 	add("archiver", []string{tableARN(schema.TableMetrics), tableARN(schema.TableWorkflowRuns)}, "dynamodb:Scan")
@@ -372,6 +423,40 @@ func TestIAMCatchesProblems(t *testing.T) {
 			to: `resources = [aws_dynamodb_table.dead_letters.arn, aws_dynamodb_table.checkpoints.arn]
   }`,
 			want: []string{"projector: policy grants dynamodb:PutItem on arn:fake:aws_dynamodb_table.checkpoints, which cmd/projector does not use"},
+		},
+		{
+			name: "a Glue table that is not the archive's",
+			file: "terraform/archive.tf",
+			from: `glue_table_arns = [for name in sort(keys(local.iceberg.tables)) :`,
+			to:   `glue_table_arns = [for name in concat(sort(keys(local.iceberg.tables)), ["other"]) :`,
+			want: []string{
+				`data.aws_iam_policy_document.archiver statement "GlueArchiveTables": resource "arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/other" is not the ARN of a resource this configuration manages (nor in iam_test.go's unmanagedAllowed)`,
+				"archiver: policy grants glue:CreateTable on arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/other, which cmd/archiver does not use",
+				"archiver: policy grants glue:GetTable on arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/other, which cmd/archiver does not use",
+				"archiver: policy grants glue:UpdateTable on arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/other, which cmd/archiver does not use",
+			},
+		},
+		{
+			name: "Glue tables by wildcard",
+			from: `resources = concat([local.glue_catalog_arn, aws_glue_catalog_database.archive.arn], local.glue_table_arns)`,
+			to:   `resources = [local.glue_catalog_arn, aws_glue_catalog_database.archive.arn, "${local.glue_arn_prefix}:table/*"]`,
+			want: append(func() []string {
+				var w []string
+				for _, n := range archiveTableNames() {
+					w = append(w, fmt.Sprintf("unmanagedAllowed entry archiver %q is not used by any policy: remove it", glueTableARN(n)))
+				}
+				for _, a := range []string{"glue:CreateTable", "glue:GetTable", "glue:UpdateTable"} {
+					for _, n := range archiveTableNames() {
+						w = append(w, fmt.Sprintf("archiver: policy lacks %s on %s, which cmd/archiver uses", a, glueTableARN(n)))
+					}
+				}
+				return w
+			}(),
+				`data.aws_iam_policy_document.archiver statement "GlueArchiveTables": wildcard resource "arn:aws:glue:eu-west-1:123456789012:table/*" is not in iam_test.go's allow-list`,
+				"archiver: policy grants glue:CreateTable on arn:aws:glue:eu-west-1:123456789012:table/*, which cmd/archiver does not use",
+				"archiver: policy grants glue:GetTable on arn:aws:glue:eu-west-1:123456789012:table/*, which cmd/archiver does not use",
+				"archiver: policy grants glue:UpdateTable on arn:aws:glue:eu-west-1:123456789012:table/*, which cmd/archiver does not use",
+			),
 		},
 	}
 	for _, tt := range tests {

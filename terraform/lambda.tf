@@ -16,13 +16,18 @@ locals {
       }
     }
     archiver = {
-      description = "streamfold archiver: writes every event to the archive bucket as Parquet for Athena (cmd/archiver)"
-      # STREAMFOLD_PREFIX/STAGE: the tables the scheduled verify reads and
-      # the maintenance metrics' Deployment dimension (maintenance.tf).
+      description = "streamfold archiver: writes every event to the archive's Iceberg tables (Glue Data Catalog, S3) for Athena (cmd/archiver)"
+      # ARCHIVE_CATALOG/NAMESPACE: the Iceberg catalog, the Glue Data
+      # Catalog of this account and region, and the database holding the
+      # tables (archive.tf). STREAMFOLD_PREFIX/STAGE: the tables the
+      # scheduled verify reads and the maintenance metrics' Deployment
+      # dimension (maintenance.tf).
       environment = {
         ARCHIVE_BUCKET       = aws_s3_bucket.archive.bucket
         ARCHIVE_PREFIX       = var.archive_prefix
         ARCHIVE_BUCKET_OWNER = data.aws_caller_identity.current.account_id
+        ARCHIVE_CATALOG      = "glue"
+        ARCHIVE_NAMESPACE    = aws_glue_catalog_database.archive.name
         STREAMFOLD_PREFIX    = var.prefix
         STREAMFOLD_STAGE     = var.stage
       }

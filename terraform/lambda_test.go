@@ -240,12 +240,13 @@ func TestStagePolicies(t *testing.T) {
 	}
 }
 
-// TestArchiveBucket: public access blocked, encrypted, TLS only, data to
-// Glacier after a year per table directory (manifests stay readable).
+// TestArchiveBucket: public access blocked, encrypted, TLS only, data files
+// to Glacier after a year per table data directory (the Iceberg metadata
+// stays in Standard).
 func TestArchiveBucket(t *testing.T) {
-	src := glueSource(t)
-	g := readGlue(t, src)
-	_, ev := loadEvaluated(t, evalOptions{Files: map[string]string{generatedGlue: src}})
+	src := tablesSource(t)
+	g := readTables(t, src)
+	_, ev := loadEvaluated(t, evalOptions{Files: map[string]string{generatedTables: src}})
 	bucketID := "id:aws_s3_bucket.archive"
 	one := func(typ string) cty.Value {
 		var ins []*instance
@@ -311,10 +312,10 @@ func TestArchiveBucket(t *testing.T) {
 	}
 	want := map[string]string{}
 	for name := range g.Tables {
-		want["archive/"+name+"/"] = "365 GLACIER_IR Enabled"
+		want["archive/"+name+"/data/"] = "365 GLACIER_IR Enabled"
 	}
 	if fmt.Sprint(transitions) != fmt.Sprint(want) {
-		t.Errorf("lifecycle transitions %v, want %v (each table's data after a year, to a class rebuild and Athena can still read; not the _symlink manifests)", transitions, want)
+		t.Errorf("lifecycle transitions %v, want %v (each table's data files after a year, to a class rebuild and Athena can still read; not the tables' metadata/)", transitions, want)
 	}
 }
 

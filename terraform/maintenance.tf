@@ -2,14 +2,19 @@
 # maintenance"; docs/decisions.md). EventBridge Scheduler invokes the
 # archiver function daily with a maintenance event naming a task:
 #
-#   {"maintenance": {"task": "compact"}}  merge the small objects of the day
-#                                         before yesterday (UTC); idempotent
+#   {"maintenance": {"task": "compact"}}  merge the small data files of the day
+#                                         before yesterday (UTC), deduplicating
+#                                         by event id; then expire the Iceberg
+#                                         snapshots older than 7 days (keeping
+#                                         the last 10) and delete orphan files
+#                                         older than 3 days; idempotent
 #   {"maintenance": {"task": "verify"}}   recompute the counters from the
 #                                         archive, publish VerifyDifferences
 #
-# The schedules name tasks, not a table format: when the archive moves to
-# another format (Iceberg), the function's implementation of the tasks
-# changes and these schedules do not (package archiver/maintenance).
+# The schedules name tasks, not a table format: the archive's move to
+# Iceberg changed the function's implementation of the tasks and not these
+# schedules (package archiver/maintenance). No Glue table optimizers: their
+# compaction cannot deduplicate by event id, which ours must.
 #
 # The invocation is asynchronous: Lambda retries a failed task twice, and a
 # task that still fails (or times out, or never runs) shows as a day without
@@ -18,7 +23,7 @@
 locals {
   maintenance_tasks = {
     compact = {
-      description = "compacts the archive's partitions of the day before yesterday (UTC)"
+      description = "compacts the archive's partitions of the day before yesterday (UTC), then expires old Iceberg snapshots and deletes orphan files"
       schedule    = var.maintenance_compact_schedule
     }
     verify = {

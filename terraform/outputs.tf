@@ -76,7 +76,7 @@ output "failed_batches" {
 }
 
 output "archive_uri" {
-  description = "Root of the Parquet archive, s3://<bucket>/<prefix> (the archiver's ARCHIVE_BUCKET and ARCHIVE_PREFIX)."
+  description = "Root of the archive's Iceberg tables, s3://<bucket>/<prefix> (the archiver's ARCHIVE_BUCKET and ARCHIVE_PREFIX)."
   value       = local.archive_root
 }
 
@@ -86,8 +86,18 @@ output "archive_bucket" {
 }
 
 output "glue_database" {
-  description = "Glue database holding the archive's tables; Athena queries run in it."
+  description = "Glue database holding the archive's Iceberg tables (the archiver's ARCHIVE_NAMESPACE); Athena queries run in it."
   value       = aws_glue_catalog_database.archive.name
+}
+
+output "archive_tables" {
+  description = "The archive's Iceberg tables by name (generated/iceberg_tables.json): the Athena name <database>.<table> and the table location. The archiver creates each at its first batch for it; until then Athena does not know it."
+  value = {
+    for name, t in local.iceberg.tables : name => {
+      athena   = "${aws_glue_catalog_database.archive.name}.${name}"
+      location = "${local.archive_root}/${t.location}"
+    }
+  }
 }
 
 output "athena_workgroup" {

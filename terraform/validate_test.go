@@ -157,8 +157,8 @@ func terraformBin(t *testing.T) string {
 	return bin
 }
 
-// copyTree copies the configuration and what it reads (the generated Glue
-// JSON, the named queries, placeholder zips) into a scratch directory laid
+// copyTree copies the configuration and what it reads (the generated
+// Iceberg tables JSON, the named queries, placeholder zips) into a scratch directory laid
 // out like the repository, and returns its terraform/ directory.
 func copyTree(t *testing.T) string {
 	t.Helper()
@@ -175,11 +175,11 @@ func copyTree(t *testing.T) string {
 	for name, b := range readConfigFiles(t) {
 		write(filepath.Join(tf, filepath.Base(name)), b)
 	}
-	glue, err := os.ReadFile(glueSourcePath())
+	tables, err := os.ReadFile(tablesSourcePath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(filepath.Join(tf, generatedGlue), glue)
+	write(filepath.Join(tf, generatedTables), tables)
 	sqls, _ := filepath.Glob("../archiver/queries/*.sql")
 	for _, q := range sqls {
 		b, err := os.ReadFile(q)
@@ -192,13 +192,6 @@ func copyTree(t *testing.T) string {
 		write(filepath.Join(root, "dist", fn+".zip"), []byte("placeholder"))
 	}
 	return tf
-}
-
-func glueSourcePath() string {
-	if _, err := os.Stat(generatedGlue); err == nil {
-		return generatedGlue
-	}
-	return fixtureGlue
 }
 
 // TestTerraformValidate is the provider tier: `terraform init

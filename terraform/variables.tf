@@ -158,7 +158,7 @@ variable "archive_bucket_name" {
 }
 
 variable "archive_prefix" {
-  description = "Key prefix of the archive in the bucket (the archiver's ARCHIVE_PREFIX): data under <prefix>/<table>/event_date=YYYY-MM-DD/, symlink manifests under <prefix>/_symlink/, poison records under <prefix>/errors/."
+  description = "Key prefix of the archive in the bucket (the archiver's ARCHIVE_PREFIX): each Iceberg table under <prefix>/<table>/ (metadata/ and data/), poison records under <prefix>/errors/."
   type        = string
   default     = "archive"
 
@@ -169,24 +169,13 @@ variable "archive_prefix" {
 }
 
 variable "archive_transition_days" {
-  description = "Days after which archived Parquet data moves to archive_storage_class (seed 004: a year)."
+  description = "Days after which the archive's Parquet data files (<prefix>/<table>/data/) move to archive_storage_class (seed 004: a year); the tables' metadata stays in S3 Standard."
   type        = number
   default     = 365
 }
 
-variable "archive_first_date" {
-  description = "The first event date (YYYY-MM-DD) Athena's partition projection covers; the range ends a year after today, so events a producer dated in the future stay visible. Events dated earlier are in the archive (rebuild reads them) but Athena does not see them."
-  type        = string
-  default     = "2000-01-01"
-
-  validation {
-    condition     = can(regex("^[0-9]{4}-[0-9]{2}-[0-9]{2}$", var.archive_first_date))
-    error_message = "archive_first_date must be YYYY-MM-DD."
-  }
-}
-
 variable "archive_storage_class" {
-  description = "Storage class archived Parquet data moves to after archive_transition_days: GLACIER_IR (the default: Glacier Instant Retrieval, read like Standard, so Athena, rebuild and verify keep reading it), GLACIER (seed 004's choice, cheaper to keep; Athena skips such objects and rebuild/verify fail on them until they are restored: docs/archiver.md) or DEEP_ARCHIVE (the same, restores take hours)."
+  description = "Storage class the archive's Parquet data files move to after archive_transition_days: GLACIER_IR (the default: Glacier Instant Retrieval, read like Standard, so Athena, compaction, rebuild and verify keep reading it), GLACIER (seed 004's choice, cheaper to keep; Athena cannot read such objects and rebuild/verify fail on them until they are restored: docs/archiver.md) or DEEP_ARCHIVE (the same, restores take hours). Only data files move: the Iceberg metadata stays in S3 Standard."
   type        = string
   default     = "GLACIER_IR"
 

@@ -1,6 +1,7 @@
 // Command archiver is the archiver's Lambda function: DynamoDB Streams
-// batches of the event table in, Parquet objects and manifests in S3 out
-// (see package archiver), partial batch responses (ReportBatchItemFailures)
+// batches of the event table in, commits to the archive's Iceberg tables
+// (Parquet data files in S3, the tables in an Iceberg catalog) out (see
+// package archiver), partial batch responses (ReportBatchItemFailures)
 // back. The same function runs the archive's scheduled maintenance: an
 // invocation {"maintenance": {"task": "compact"|"verify"}} (EventBridge
 // Scheduler, terraform/maintenance.tf) runs that task instead (see package
@@ -13,6 +14,14 @@
 //	ARCHIVE_PREFIX                key prefix inside the bucket (optional, no leading or trailing '/')
 //	ARCHIVE_BUCKET_OWNER          the account id every S3 request expects to own the bucket
 //	                              (optional; Terraform sets the deploying account's)
+//	ARCHIVE_CATALOG               the Iceberg catalog (required): "glue" (the Glue Data Catalog
+//	                              of the function's account and region; what Terraform sets),
+//	                              "glue:ACCOUNT_ID", or "sqlite:PATH" in builds without the
+//	                              nosqlcatalog tag (the Lambda test tier; the deployed zips
+//	                              are built with it: .ci/package.sh)
+//	ARCHIVE_NAMESPACE             the catalog namespace of the tables: the Glue database
+//	                              (required with a glue catalog; Terraform sets it); with
+//	                              sqlite, the archiver's default when unset
 //	STREAMFOLD_PREFIX             table prefix, with STREAMFOLD_STAGE: the tables verify reads and
 //	STREAMFOLD_STAGE              the metrics' Deployment dimension ("<prefix>-<stage>"); verify
 //	                              fails naming them when they are unset, stream batches and compact
@@ -30,6 +39,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -43,9 +53,9 @@ import (
 
 func main() {
 	log := slog.New(lambdacontext.NewLogHandler())
-	cfg := archiver.Config{Bucket: os.Getenv("ARCHIVE_BUCKET"), Prefix: os.Getenv("ARCHIVE_PREFIX"), ExpectedBucketOwner: os.Getenv("ARCHIVE_BUCKET_OWNER")}
-	if err := cfg.Validate(); err != nil {
-		log.Error("bad configuration (ARCHIVE_BUCKET, ARCHIVE_PREFIX, ARCHIVE_BUCKET_OWNER)", "err", err)
+	cfg, err := archiveConfig(os.Getenv)
+	if err != nil {
+		log.Error("bad configuration (ARCHIVE_BUCKET, ARCHIVE_PREFIX, ARCHIVE_BUCKET_OWNER, ARCHIVE_CATALOG, ARCHIVE_NAMESPACE)", "err", err)
 		os.Exit(1)
 	}
 	c, err := awsclient.New(context.Background(), clientConfig(os.Getenv)) // endpoint overrides: config.go
@@ -58,7 +68,9 @@ func main() {
 		log.Error("archive", "err", err)
 		os.Exit(1)
 	}
-	log.Info("archiver configured", "bucket", cfg.Bucket, "prefix", cfg.Prefix, "expected_bucket_owner", cfg.ExpectedBucketOwner)
+	catalog, namespace := a.Catalog() // with the archiver's defaults applied
+	log.Info("archiver configured", "bucket", cfg.Bucket, "prefix", cfg.Prefix, "expected_bucket_owner", cfg.ExpectedBucketOwner,
+		"catalog", catalog, "namespace", namespace)
 	n := schema.Naming{Prefix: os.Getenv("STREAMFOLD_PREFIX"), Stage: os.Getenv("STREAMFOLD_STAGE")}
 	deployment := cfg.Bucket
 	var verifier maintenance.Verifier = unconfigured{}
@@ -77,6 +89,30 @@ func main() {
 		os.Exit(1)
 	}
 	lambda.Start(maintenance.Dispatch(archiver.NewHandler(a, log).Handle, runner))
+}
+
+// archiveConfig is the archive's configuration from the environment. A
+// missing ARCHIVE_CATALOG, or a glue catalog without ARCHIVE_NAMESPACE, is
+// an error naming the variable: the function fails its init instead of its
+// first batch.
+func archiveConfig(getenv func(string) string) (archiver.Config, error) {
+	cfg := archiver.Config{
+		Bucket:              getenv("ARCHIVE_BUCKET"),
+		Prefix:              getenv("ARCHIVE_PREFIX"),
+		ExpectedBucketOwner: getenv("ARCHIVE_BUCKET_OWNER"),
+		Catalog:             getenv("ARCHIVE_CATALOG"),
+		Namespace:           getenv("ARCHIVE_NAMESPACE"),
+	}
+	switch {
+	case cfg.Catalog == "":
+		return cfg, errors.New("ARCHIVE_CATALOG is not set: the Iceberg catalog, \"glue\" in AWS (sqlite:PATH locally)")
+	case (cfg.Catalog == "glue" || strings.HasPrefix(cfg.Catalog, "glue:")) && cfg.Namespace == "":
+		return cfg, errors.New("ARCHIVE_NAMESPACE is not set: with a glue catalog it names the Glue database holding the archive's tables")
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
 }
 
 // unconfigured is the verifier without table names.
