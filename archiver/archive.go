@@ -7,8 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"
@@ -18,7 +22,7 @@ import (
 const (
 	DefaultTargetObjectBytes = 128 << 20
 	DefaultConcurrency       = 8
-	DefaultManifestRetries   = 20
+	DefaultNamespace         = "streamfold"
 )
 
 // Config configures an Archive. The zero values of the optional fields mean
@@ -29,6 +33,12 @@ type Config struct {
 	// Prefix is the key prefix of the archive, without leading or trailing
 	// slash; empty means the bucket's root.
 	Prefix string
+	// Catalog is the Iceberg catalog holding the tables: "sqlite:PATH"
+	// (local stacks, tests) or "glue" / "glue:ACCOUNT_ID" (AWS). Required.
+	Catalog string
+	// Namespace is the catalog namespace of the tables (the Glue database in
+	// AWS); default "streamfold".
+	Namespace string
 	// RowGroupRows, RowGroupBytes and Compression tune the Parquet files
 	// (see EncodeOptions).
 	RowGroupRows  int
@@ -42,9 +52,6 @@ type Config struct {
 	TargetObjectBytes int64
 	// Concurrency bounds the S3 requests one call has in flight (default 8).
 	Concurrency int
-	// ManifestRetries bounds the attempts of one manifest update under
-	// contention (default 20).
-	ManifestRetries int
 	// ExpectedBucketOwner, when set, is the 12-digit AWS account id every
 	// S3 request names as the bucket's owner (x-amz-expected-bucket-owner):
 	// if the bucket was deleted and its name taken by another account, S3
@@ -72,8 +79,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("archiver: Config.TargetObjectBytes: must not be negative, got %d", c.TargetObjectBytes)
 	case c.Concurrency < 0:
 		return fmt.Errorf("archiver: Config.Concurrency: must not be negative, got %d", c.Concurrency)
-	case c.ManifestRetries < 0:
-		return fmt.Errorf("archiver: Config.ManifestRetries: must not be negative, got %d", c.ManifestRetries)
+	case strings.ContainsAny(c.Namespace, "./ "):
+		return fmt.Errorf("archiver: Config.Namespace: one name without '.', '/' or spaces, got %q", c.Namespace)
+	}
+	if err := checkCatalogURI(c.Catalog); err != nil {
+		return err
 	}
 	if err := c.encodeOptions().Validate(); err != nil {
 		return err
@@ -95,8 +105,8 @@ func (c *Config) setDefaults() {
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
 	}
-	if c.ManifestRetries == 0 {
-		c.ManifestRetries = DefaultManifestRetries
+	if c.Namespace == "" {
+		c.Namespace = DefaultNamespace
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -110,9 +120,10 @@ func (c *Config) setDefaults() {
 // concurrent use, also by several processes at once (see the package doc
 // for what concurrent writers and compactions may do).
 type Archive struct {
-	api S3API
-	cfg Config
-	l   layout
+	api  S3API
+	cfg  Config
+	l    layout
+	lake *lake
 }
 
 // New returns the archive of cfg on api.
@@ -124,8 +135,24 @@ func New(api S3API, cfg Config) (*Archive, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
-	return &Archive{api: api, cfg: cfg, l: layout{bucket: cfg.Bucket, prefix: cfg.Prefix}}, nil
+	l := layout{bucket: cfg.Bucket, prefix: cfg.Prefix}
+	cat, err := openCatalog(context.Background(), cfg.Catalog, registerS3(api, cfg.ExpectedBucketOwner))
+	if err != nil {
+		return nil, err
+	}
+	return &Archive{api: api, cfg: cfg, l: l, lake: &lake{cat: cat, namespace: []string{cfg.Namespace}, l: l, ensured: map[string]bool{}}}, nil
 }
+
+// Close releases the catalog (the SQLite file of a sqlite: catalog).
+func (a *Archive) Close() error {
+	if c, ok := a.lake.cat.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// Catalog returns the catalog and namespace the tables are in.
+func (a *Archive) Catalog() (uri, namespace string) { return a.cfg.Catalog, a.cfg.Namespace }
 
 // URI returns the archive's location, s3://bucket[/prefix].
 func (a *Archive) URI() string {
@@ -137,9 +164,10 @@ func (a *Archive) URI() string {
 
 // WriteStats says what WriteBatch wrote.
 type WriteStats struct {
-	Records int   // records archived
-	Objects int   // data objects written (one per table and event date)
-	Bytes   int64 // bytes of those objects
+	Records int   // records of the batch now in the archive (Skipped included)
+	Objects int   // data files this call committed (one per table and event date)
+	Bytes   int64 // bytes of those files
+	Skipped int   // records of groups an earlier delivery committed already
 }
 
 // group is the records of one batch that go to one partition.
@@ -182,6 +210,16 @@ func planBatch(recs []Record) ([]*group, error) {
 	return groups, nil
 }
 
+func (g *group) lastSeq() string {
+	last := g.recs[0].Seq
+	for _, r := range g.recs[1:] {
+		if streamimage.CompareSeq(r.Seq, last) > 0 {
+			last = r.Seq
+		}
+	}
+	return last
+}
+
 func (g *group) firstSeq() string {
 	first := g.recs[0].Seq
 	for _, r := range g.recs[1:] {
@@ -192,109 +230,196 @@ func (g *group) firstSeq() string {
 	return first
 }
 
-// WriteBatch archives the records of one stream batch, in two phases: first
-// every data object (one per table and event date, named after the lowest
-// sequence number of its records: a retried batch, or a retried half of a
-// bisected one, writes the same keys again), then every manifest that must
-// list them. Records must carry their stream sequence number (1-40 digits)
-// and a known event type.
+// WriteBatch archives the records of one stream batch. Its records are
+// grouped by table and event date; each group becomes one Parquet file,
+// named after the group's first and last stream sequence numbers, and each
+// table's files are committed in one Iceberg transaction (one snapshot per
+// table and batch). Records must carry their stream sequence number (1-40
+// digits) and a known event type.
 //
-// An error means some objects or manifest entries may be written and others
-// not; retrying the same batch (or one starting at the same record) is the
-// remedy, and leaves each record archived once.
+// Idempotence (see the package doc for the argument): a group's first
+// sequence number is its key. When the table already holds a batch file
+// with the same key and the same last record, the group is committed
+// already and is skipped (a redelivery); a batch file with the same key
+// and other content (an earlier, failed delivery of a different size) is
+// replaced by this one in the same commit.
+//
+// An error means some tables may be committed and others not; retrying the
+// same batch (or one starting at the same record) is the remedy, and
+// leaves each record archived once.
 func (a *Archive) WriteBatch(ctx context.Context, recs []Record) (WriteStats, error) {
 	var st WriteStats
 	groups, err := planBatch(recs)
 	if err != nil || len(groups) == 0 {
 		return st, err
 	}
-	keys := make([]string, len(groups))
-	sizes := make([]int64, len(groups))
-	err = forEach(ctx, len(groups), a.cfg.Concurrency, func(ctx context.Context, i int) error {
-		g := groups[i]
-		var buf bytes.Buffer
-		if err := Encode(&buf, g.table, g.recs, a.cfg.encodeOptions()); err != nil {
-			return err
+	byTable := map[string][]*group{}
+	var tables []string
+	for _, g := range groups {
+		if byTable[g.table] == nil {
+			tables = append(tables, g.table)
 		}
-		keys[i] = a.l.batchKey(g.table, g.date, g.firstSeq())
-		sizes[i] = int64(buf.Len())
-		_, err := a.put(ctx, keys[i], buf.Bytes(), "application/vnd.apache.parquet", putCond{})
+		byTable[g.table] = append(byTable[g.table], g)
+	}
+	stats := make([]WriteStats, len(tables))
+	err = forEach(ctx, len(tables), a.cfg.Concurrency, func(ctx context.Context, i int) error {
+		var err error
+		stats[i], err = a.commitGroups(ctx, tables[i], byTable[tables[i]])
 		return err
 	})
-	if err != nil {
+	for _, s := range stats {
+		st.Records += s.Records
+		st.Objects += s.Objects
+		st.Bytes += s.Bytes
+		st.Skipped += s.Skipped
+	}
+	return st, err
+}
+
+// commitGroups writes and commits one table's groups of a batch.
+func (a *Archive) commitGroups(ctx context.Context, table string, groups []*group) (WriteStats, error) {
+	var st WriteStats
+	if _, err := a.lake.load(ctx, table); err != nil {
 		return st, err
 	}
-	err = forEach(ctx, len(groups), a.cfg.Concurrency, func(ctx context.Context, i int) error {
-		return a.list1(ctx, groups[i].table, groups[i].date, a.l.uri(keys[i]))
-	})
-	if err != nil {
-		return st, err
+	keys := make([]string, len(groups))
+	dates := make([]string, 0, len(groups))
+	for i, g := range groups {
+		keys[i] = a.l.batchKey(table, g.date, g.firstSeq(), g.lastSeq())
+		dates = append(dates, g.date)
 	}
-	st.Records, st.Objects = len(recs), len(groups)
-	for _, s := range sizes {
-		st.Bytes += s
+	written := make([]bool, len(groups))
+	sizes := make([]int64, len(groups))
+	err := a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
+		files, err := a.lake.dataFiles(ctx, t, dates)
+		if err != nil {
+			return false, err
+		}
+		byFirst := map[string][]string{}
+		for key := range files {
+			if first, ok := batchFirstSeq(key); ok {
+				byFirst[first] = append(byFirst[first], key)
+			}
+		}
+		var todo []int
+		var replace []string
+		st = WriteStats{}
+		for i, g := range groups {
+			st.Records += len(g.recs)
+			if _, ok := files[keys[i]]; ok {
+				st.Skipped += len(g.recs) // committed by an earlier delivery
+				continue
+			}
+			todo = append(todo, i)
+			replace = append(replace, byFirst[streamimage.PadSeq(g.firstSeq())]...)
+		}
+		if len(todo) == 0 {
+			return true, nil
+		}
+		err = forEach(ctx, len(todo), a.cfg.Concurrency, func(ctx context.Context, j int) error {
+			i := todo[j]
+			if written[i] {
+				return nil
+			}
+			var buf bytes.Buffer
+			if err := Encode(&buf, table, groups[i].recs, a.cfg.encodeOptions()); err != nil {
+				return err
+			}
+			if _, err := a.put(ctx, keys[i], buf.Bytes(), "application/vnd.apache.parquet", putCond{}); err != nil {
+				return err
+			}
+			written[i], sizes[i] = true, int64(buf.Len())
+			return nil
+		})
+		if err != nil {
+			return false, err
+		}
+		add := make([]string, len(todo))
+		for j, i := range todo {
+			add[j] = a.l.uri(keys[i])
+			st.Objects++
+			st.Bytes += sizes[i]
+		}
+		del := make([]string, len(replace))
+		for j, k := range replace {
+			del[j] = a.l.uri(k)
+		}
+		props := iceberg.Properties{"streamfold.operation": "batch", "streamfold.records": strconv.Itoa(st.Records - st.Skipped)}
+		tx := t.NewTransaction()
+		if len(del) == 0 {
+			// The duplicate check scans every manifest; ours above read
+			// only these dates' partitions.
+			err = tx.AddFiles(ctx, add, props, true)
+		} else {
+			props["streamfold.replaced"] = strconv.Itoa(len(del))
+			err = tx.ReplaceDataFiles(ctx, del, add, props)
+		}
+		if err == nil {
+			_, err = tx.Commit(ctx)
+		}
+		return false, err
+	}, table)
+	if err != nil {
+		return WriteStats{}, err
 	}
 	return st, nil
 }
 
-// list1 makes an object visible: it adds its URI to its partition's
-// manifest (a no-op when listed already).
-func (a *Archive) list1(ctx context.Context, table, date, uri string) error {
-	return a.updateManifest(ctx, table, date, func(cur manifest) ([]string, bool, error) {
-		next, changed := addURIs(cur.uris, []string{uri})
-		return next, changed, nil
-	})
-}
-
-// Partitions returns the event dates of a table that have a manifest, in
+// Partitions returns the event dates of a table that hold data, in
 // ascending order.
 func (a *Archive) Partitions(ctx context.Context, table string) ([]string, error) {
-	if _, ok := tableByName[table]; !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownTable, table)
-	}
-	dir := a.l.manifestDir(table)
-	dirs, err := a.listDirs(ctx, dir)
+	files, err := a.files(ctx, table, nil)
 	if err != nil {
 		return nil, err
 	}
+	seen := map[string]bool{}
 	var out []string
-	for _, d := range dirs {
-		date, ok := strings.CutPrefix(strings.TrimSuffix(strings.TrimPrefix(d, dir), "/"), PartitionKey+"=")
-		if ok && checkDate(date) == nil {
-			out = append(out, date)
+	for key := range files {
+		if d, ok := dateOfKey(key); ok && !seen[d] {
+			seen[d] = true
+			out = append(out, d)
 		}
 	}
 	slices.Sort(out)
 	return out, nil
 }
 
-// Objects returns the keys of the data objects of one partition, as its
-// manifest lists them (sorted). They are exactly what a reader must read:
-// every archived event of the partition is in one of them, once. An absent
-// manifest means an empty partition.
-func (a *Archive) Objects(ctx context.Context, table, date string) ([]string, error) {
+// files returns the data files of a table's current snapshot in the given
+// dates (all dates when nil), by key.
+func (a *Archive) files(ctx context.Context, table string, dates []string) (map[string]iceberg.DataFile, error) {
 	if _, ok := tableByName[table]; !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTable, table)
 	}
-	if err := checkDate(date); err != nil {
-		return nil, err
+	for _, d := range dates {
+		if err := checkDate(d); err != nil {
+			return nil, err
+		}
 	}
-	m, err := a.readManifest(ctx, table, date)
+	t, err := a.lake.load(ctx, table)
 	if err != nil {
 		return nil, err
 	}
-	return a.keysOf(m.uris)
+	return a.lake.dataFiles(ctx, t, dates)
 }
 
-func (a *Archive) keysOf(uris []string) ([]string, error) {
-	keys := make([]string, 0, len(uris))
-	for _, u := range uris {
-		k, err := a.l.keyOf(u)
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
+// Objects returns the keys of the data files of one partition in the
+// table's current snapshot (sorted). They are exactly what a reader must
+// read: every archived event of the partition is in one of them, once.
+func (a *Archive) Objects(ctx context.Context, table, date string) ([]string, error) {
+	if err := checkDate(date); err != nil {
+		return nil, err
 	}
+	files, err := a.files(ctx, table, []string{date})
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for key := range files {
+		if d, ok := dateOfKey(key); ok && d == date {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
 	return keys, nil
 }
 
@@ -366,15 +491,14 @@ func (a *Archive) Events(ctx context.Context, fn func(schema.Event) error) error
 	return a.Scan(ctx, func(r Record) error { return fn(r.Event) })
 }
 
-// Orphans returns the data objects of a partition that its manifest does
-// not list: objects of a batch that failed between writing them and
-// listing them (its retry lists them), outputs of a compaction that
-// crashed before its swap, inputs of one that crashed before deleting them.
-// Readers never see them. Deleting those older than the stream's retention
-// (24 hours) is always safe; listing them is not (their records may be
-// listed elsewhere).
+// Orphans returns the data files under a partition's directory that the
+// table's current snapshot does not hold: files of a batch that failed
+// between writing them and committing them (its retry commits them or
+// replaces them), outputs of a compaction that lost its commit, and files
+// removed by compaction until snapshot expiry deletes them. Readers never
+// see them. Maintenance deletes those older than a retention (Maintain).
 func (a *Archive) Orphans(ctx context.Context, table, date string) ([]string, error) {
-	m, err := a.readManifest(ctx, table, date)
+	files, err := a.files(ctx, table, []string{date})
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +508,7 @@ func (a *Archive) Orphans(ctx context.Context, table, date string) ([]string, er
 	}
 	var out []string
 	for _, o := range objs {
-		if !m.has(a.l.uri(o.key)) {
+		if _, ok := files[o.key]; !ok {
 			out = append(out, o.key)
 		}
 	}

@@ -70,8 +70,13 @@ func TestConfigValidate(t *testing.T) {
 		{archiver.Config{Bucket: "bkt", Prefix: "/a"}, "Config.Prefix: must not start or end with '/'"},
 		{archiver.Config{Bucket: "bkt", Prefix: "a//b"}, "Config.Prefix: must not contain empty path segments"},
 		{archiver.Config{Bucket: "bkt", Concurrency: -1}, "Config.Concurrency: must not be negative"},
-		{archiver.Config{Bucket: "bkt", Compression: "lzo"}, "EncodeOptions.Compression: must be one of"},
-		{archiver.Config{Bucket: "bkt", Prefix: "a/b"}, ""},
+		{archiver.Config{Bucket: "bkt", Catalog: "sqlite:/tmp/c.db", Compression: "lzo"}, "EncodeOptions.Compression: must be one of"},
+		{archiver.Config{Bucket: "bkt", Prefix: "a/b"}, "Config.Catalog: is required"},
+		{archiver.Config{Bucket: "bkt", Catalog: "hive:x"}, "this build opens glue and sqlite catalogs"},
+		{archiver.Config{Bucket: "bkt", Catalog: "sqlite:"}, "sqlite needs a file path"},
+		{archiver.Config{Bucket: "bkt", Catalog: "glue", Namespace: "a.b"}, "Config.Namespace"},
+		{archiver.Config{Bucket: "bkt", Prefix: "a/b", Catalog: "sqlite:/tmp/c.db"}, ""},
+		{archiver.Config{Bucket: "bkt", Catalog: "glue:123456789012", Namespace: "streamfold_prod_archive"}, ""},
 	}
 	for _, c := range cases {
 		err := c.cfg.Validate()
@@ -95,18 +100,24 @@ func TestWriteBatchLayout(t *testing.T) {
 		t.Fatalf("stats %+v: want every record, one object per table and date (4 tables x 2 days)", st)
 	}
 	exactlyOnce(t, a, recs)
-	// One object per (table, date), named after its lowest sequence number.
-	lowest := map[string]string{}
+	// One file per (table, date), named after its lowest and highest
+	// sequence numbers.
+	lowest, highest := map[string]string{}, map[string]string{}
+	less := func(a, b string) bool { return len(a) < len(b) || (len(a) == len(b) && a < b) }
 	for _, r := range recs {
 		tb, _ := archiver.TableFor(r.Event.Type)
-		k := "archive/" + tb + "/event_date=" + archiver.EventDate(r.Event.Time) + "/"
-		if s, ok := lowest[k]; !ok || len(r.Seq) < len(s) || (len(r.Seq) == len(s) && r.Seq < s) {
+		k := "archive/" + tb + "/data/event_date=" + archiver.EventDate(r.Event.Time) + "/"
+		if s, ok := lowest[k]; !ok || less(r.Seq, s) {
 			lowest[k] = r.Seq
 		}
+		if s, ok := highest[k]; !ok || less(s, r.Seq) {
+			highest[k] = r.Seq
+		}
 	}
+	pad := func(s string) string { return strings.Repeat("0", 40-len(s)) + s }
 	var want []string
 	for dir, seq := range lowest {
-		want = append(want, dir+strings.Repeat("0", 40-len(seq))+seq+".parquet")
+		want = append(want, dir+pad(seq)+"-"+pad(highest[dir])+".parquet")
 	}
 	slices.Sort(want)
 	var data []string
@@ -194,10 +205,10 @@ func TestRetriesWriteEachRecordOnce(t *testing.T) {
 			f.crashAfter(r.IntN(6))
 			failing(pos, n)
 			deliver(pos, n)
-		case 2: // objects and some manifests written, then bisected
+		case 2: // data files written and some tables committed, then bisected
 			counts["bisect"]++
 			f.setFail(func(op, key string) bool {
-				return strings.HasSuffix(key, "/manifest") && strings.Contains(key, "messages")
+				return strings.Contains(key, "messages/metadata/")
 			})
 			failing(pos, n)
 			h := 1 + r.IntN(n-1)
@@ -215,10 +226,10 @@ func TestRetriesWriteEachRecordOnce(t *testing.T) {
 	exactlyOnce(t, a, recs)
 }
 
-// TestConcurrentBatchesShareManifests writes many batches (as from many
-// shards) into the same partitions at once: conditional manifest updates
-// must not lose an entry.
-func TestConcurrentBatchesShareManifests(t *testing.T) {
+// TestConcurrentCommitters writes many batches (as from many shards) into
+// the same partitions at once: the optimistic Iceberg commits, reloaded and
+// retried on conflict, must not lose a file.
+func TestConcurrentCommitters(t *testing.T) {
 	_, a := memArchive(t)
 	recs := simRecords(t, 4, 800, 1)
 	var wg sync.WaitGroup
@@ -246,9 +257,12 @@ func TestOrphans(t *testing.T) {
 	f := newFaultS3(mem)
 	a := newArchive(t, f, archiver.Config{Bucket: "bkt"})
 	recs := byTable(simRecords(t, 5, 300, 1))[archiver.TableMessages]
-	f.setFail(func(op, key string) bool { return strings.HasSuffix(key, "/manifest") })
+	// The table exists; the commit fails writing its manifest.
+	f.setFail(func(op, key string) bool {
+		return strings.Contains(key, "/metadata/") && strings.HasSuffix(key, ".avro")
+	})
 	if _, err := a.WriteBatch(ctx, recs); err == nil {
-		t.Fatal("manifest failure not reported")
+		t.Fatal("commit failure not reported")
 	}
 	date := archiver.EventDate(recs[0].Event.Time)
 	orphans, err := a.Orphans(ctx, archiver.TableMessages, date)

@@ -7,59 +7,52 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
+	"strconv"
 	"time"
+
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
 )
 
-// Defaults of CompactOptions.
+// Defaults of CompactOptions and MaintainOptions.
 const (
 	// DefaultCompactMinAge is the stream's retention: a batch can only be
-	// retried (and rewrite its objects) while its records are in the
-	// stream, so an object this old is never written again.
+	// redelivered (and replace its file) while its records are in the
+	// stream, so a file this old is never replaced by a batch again.
 	DefaultCompactMinAge = 24 * time.Hour
-	// DefaultLockTTL is how long a compaction lock holds.
-	DefaultLockTTL = time.Hour
+	// DefaultSnapshotAge is how long snapshots are kept for time travel
+	// (and for readers still planning on an older snapshot).
+	DefaultSnapshotAge = 7 * 24 * time.Hour
+	// DefaultRetainSnapshots is the number of snapshots always kept.
+	DefaultRetainSnapshots = 10
+	// DefaultOrphanAge is the age from which a file no snapshot holds is
+	// deleted: older than any commit in flight (a batch's files are written
+	// seconds before their commit).
+	DefaultOrphanAge = 3 * 24 * time.Hour
 )
-
-// ErrCompactionLocked: another compaction of the partition holds its lock.
-var ErrCompactionLocked = errors.New("archiver: partition is being compacted")
 
 // CompactOptions tunes one compaction. The zero value means the defaults.
 type CompactOptions struct {
-	// TargetObjectBytes: small objects are merged into outputs of up to
-	// this many input bytes. Objects this large or larger are left alone.
+	// TargetObjectBytes: small files are merged into outputs of up to this
+	// many input bytes. Files this large or larger are left alone.
 	// Default Config.TargetObjectBytes.
 	TargetObjectBytes int64
-	// MinAge: only objects last modified at least MinAge ago are merged.
+	// MinAge: only files last modified at least MinAge ago are merged.
 	// Zero means DefaultCompactMinAge (24h); a negative value takes every
-	// object, which is safe only when no batch of the partition can still
-	// be retried (tests, a stopped pipeline).
+	// file, which is safe only when no batch of the partition can still
+	// be redelivered (tests, a stopped pipeline).
 	MinAge time.Duration
-	// Grace keeps replaced objects for this long after the manifest swap,
-	// for readers that read the previous manifest; the first compaction of
-	// the partition after that deletes them. Zero deletes them at once.
-	Grace time.Duration
-	// LockTTL is how long the partition's compaction lock holds before
-	// another compaction may take it over (that of a crashed one).
-	// Default DefaultLockTTL; one compaction must finish within it.
-	LockTTL time.Duration
 	// DryRun plans without changing anything.
 	DryRun bool
 }
 
 // Validate names the first bad field.
 func (o CompactOptions) Validate() error {
-	switch {
-	case o.TargetObjectBytes < 0:
+	if o.TargetObjectBytes < 0 {
 		return fmt.Errorf("archiver: CompactOptions.TargetObjectBytes: must not be negative, got %d", o.TargetObjectBytes)
-	case o.Grace < 0:
-		return fmt.Errorf("archiver: CompactOptions.Grace: must not be negative, got %s", o.Grace)
-	case o.LockTTL < 0:
-		return fmt.Errorf("archiver: CompactOptions.LockTTL: must not be negative, got %s", o.LockTTL)
 	}
 	return nil
 }
@@ -67,18 +60,15 @@ func (o CompactOptions) Validate() error {
 // CompactStats says what a compaction did.
 type CompactStats struct {
 	Table, Date   string
-	ObjectsBefore int // objects the manifest listed before
+	ObjectsBefore int // data files of the partition before
 	ObjectsAfter  int // and after
-	Inputs        int // objects merged
-	Outputs       int // objects written
+	Inputs        int // files merged
+	Outputs       int // files written
 	InputBytes    int64
 	OutputBytes   int64
 	Rows          int // rows written
 	Duplicates    int // rows dropped: their (subject, event id) was in an earlier row
-	Skipped       int // listed objects left alone (large enough, or too young)
-	Deleted       int // replaced objects deleted (of this or an earlier run)
-	Recovered     int // journals of earlier, interrupted runs finished
-	Pending       int // journals kept for their grace period
+	Skipped       int // files left alone (large enough, or too young)
 }
 
 // compactPlan is what one compaction will do; a pure value.
@@ -120,7 +110,7 @@ func planCompaction(l layout, table, date string, keys []string, info map[string
 	for _, k := range keys {
 		o, ok := info[k]
 		if !ok {
-			return compactPlan{}, fmt.Errorf("%w: manifest %s lists %s, which does not exist", ErrCorruptObject, l.manifestKey(table, date), k)
+			return compactPlan{}, fmt.Errorf("%w: table %s holds %s, which does not exist", ErrCorruptObject, table, k)
 		}
 		if o.size >= target || (minAge >= 0 && now.Sub(o.modified) < minAge) {
 			p.Skipped++
@@ -152,53 +142,28 @@ func planCompaction(l layout, table, date string, keys []string, info map[string
 	return p, nil
 }
 
-// journal records a compaction in flight, so that a later run can finish
-// what a crashed one started.
-type journal struct {
-	ID        string     `json:"id"`
-	Table     string     `json:"table"`
-	Date      string     `json:"date"`
-	Inputs    []string   `json:"inputs"`
-	Outputs   []string   `json:"outputs"`
-	CreatedAt time.Time  `json:"created_at"`
-	SwappedAt *time.Time `json:"swapped_at,omitempty"`
-}
-
-type lockBody struct {
-	Owner   string    `json:"owner"`
-	Expires time.Time `json:"expires"`
-}
-
-// Compact merges the small objects of one partition into few large ones,
-// without any reader ever seeing an event twice or missing one. In steps:
+// Compact merges the small data files of one partition into few large
+// ones, without any reader ever seeing an event twice or missing one:
 //
-//  1. take the partition's lock (a conditional create; an expired lock is
-//     taken over with If-Match);
-//  2. finish the journals of earlier runs that were interrupted;
-//  3. read the manifest and plan (see planCompaction);
-//  4. write a journal naming the inputs and outputs;
-//  5. write the outputs: the inputs' rows merged in (event time, sequence)
-//     order, each (subject, event id) once;
-//  6. swap the manifest with If-Match on the ETag read: the inputs' URIs
-//     are replaced by the outputs', every other URI (such as one a batch
-//     added meanwhile) is kept; on a conflict it re-reads and redoes this;
-//  7. delete the inputs (at once, or after Grace by a later run), then the
-//     journal, then release the lock.
+//  1. plan on the table's current snapshot: the partition's files smaller
+//     than the target and older than MinAge, packed into groups (see
+//     planCompaction); outputs are named compact-<hash of the inputs>-<run>-<n>;
+//  2. write the outputs: the inputs' rows merged in (event time, sequence)
+//     order, each (subject, event id) once (Iceberg's own rewrite does not
+//     deduplicate; this does, so duplicates of exhausted retries go);
+//  3. commit one Iceberg snapshot replacing the inputs with the outputs. On
+//     a conflict (a batch committed meanwhile) it reloads the table and
+//     commits again, keeping what the other writer added; when an input is
+//     no longer in the table (another compaction took it), it gives up
+//     with ErrCompactionConflict and deletes its outputs.
 //
-// Before step 6 readers see the inputs only, after it the outputs only. A
-// crash at any point leaves the manifest either before or after the swap;
-// the next Compact of the partition finishes the journal (deletes the
-// unlisted outputs of a run that did not swap, the replaced inputs of one
-// that did). Compact is idempotent: with nothing to merge it changes
-// nothing.
+// Readers plan on one snapshot: before the commit the inputs, after it the
+// outputs, never both. The inputs stay in S3 for readers of older
+// snapshots until snapshot expiry (Maintain) deletes them. A crash before
+// the commit leaves the outputs as orphan files (Maintain deletes them).
+// Compact is idempotent: with nothing to merge it changes nothing.
 func (a *Archive) Compact(ctx context.Context, table, date string, opts CompactOptions) (CompactStats, error) {
 	st := CompactStats{Table: table, Date: date}
-	if _, ok := tableByName[table]; !ok {
-		return st, fmt.Errorf("%w: %q", ErrUnknownTable, table)
-	}
-	if err := checkDate(date); err != nil {
-		return st, err
-	}
 	if err := opts.Validate(); err != nil {
 		return st, err
 	}
@@ -208,24 +173,7 @@ func (a *Archive) Compact(ctx context.Context, table, date string, opts CompactO
 	if opts.MinAge == 0 {
 		opts.MinAge = DefaultCompactMinAge
 	}
-	if opts.LockTTL == 0 {
-		opts.LockTTL = DefaultLockTTL
-	}
-	if !opts.DryRun {
-		release, err := a.lock(ctx, table, date, opts.LockTTL)
-		if err != nil {
-			return st, err
-		}
-		defer release()
-		if err := a.recoverJournals(ctx, table, date, opts, &st); err != nil {
-			return st, err
-		}
-	}
-	m, err := a.readManifest(ctx, table, date)
-	if err != nil {
-		return st, err
-	}
-	keys, err := a.keysOf(m.uris)
+	keys, err := a.Objects(ctx, table, date)
 	if err != nil {
 		return st, err
 	}
@@ -251,11 +199,16 @@ func (a *Archive) Compact(ctx context.Context, table, date string, opts CompactO
 		return st, nil
 	}
 
-	j := journal{ID: plan.ID, Table: table, Date: date, Inputs: inputs, Outputs: plan.Outputs, CreatedAt: a.cfg.Now().UTC()}
-	if err := a.putJournal(ctx, j); err != nil {
+	// Outputs are unique to this run, so that a run that loses (another
+	// compaction committed first) can delete its outputs without touching
+	// the winner's, even when both made the same plan.
+	run := make([]byte, 4)
+	if _, err := rand.Read(run); err != nil {
 		return st, err
 	}
-
+	for n := range plan.Outputs {
+		plan.Outputs[n] = a.l.compactKey(table, date, plan.ID+"-"+hex.EncodeToString(run), n)
+	}
 	seen := map[string]bool{}
 	var written []string
 	for n, g := range plan.Groups {
@@ -273,39 +226,40 @@ func (a *Archive) Compact(ctx context.Context, table, date string, opts CompactO
 	st.Outputs = len(written)
 
 	inURIs, outURIs := uris(a.l, inputs), uris(a.l, written)
-	err = a.updateManifest(ctx, table, date, func(cur manifest) ([]string, bool, error) {
-		if len(outURIs) > 0 && cur.has(outURIs[0]) && !cur.has(inURIs[0]) {
-			return nil, false, nil // swapped already (a retry after a lost response)
+	err = a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
+		files, err := a.lake.dataFiles(ctx, t, []string{date})
+		if err != nil {
+			return false, err
 		}
-		next, missing := replaceURIs(cur.uris, inURIs, outURIs)
-		if len(missing) > 0 {
-			return nil, false, fmt.Errorf("%w: %s is no longer listed", ErrCompactionConflict, missing[0])
+		if len(written) > 0 {
+			if _, ok := files[written[0]]; ok {
+				if _, still := files[inputs[0]]; !still {
+					return true, nil // committed already (a retry after a lost response)
+				}
+			}
 		}
-		st.ObjectsAfter = len(next)
-		return next, true, nil
-	})
+		for _, in := range inputs {
+			if _, ok := files[in]; !ok {
+				return false, fmt.Errorf("%w: %s is no longer in the table", ErrCompactionConflict, in)
+			}
+		}
+		st.ObjectsAfter = len(files) - len(inputs) + len(outURIs)
+		tx := t.NewTransaction()
+		props := iceberg.Properties{"streamfold.operation": "compact", "streamfold.duplicates": strconv.Itoa(st.Duplicates)}
+		if err := tx.ReplaceDataFiles(ctx, inURIs, outURIs, props); err != nil {
+			return false, err
+		}
+		_, err = tx.Commit(ctx)
+		return false, err
+	}, table)
 	if errors.Is(err, ErrCompactionConflict) {
-		// Nothing of ours is listed: remove it all.
-		if derr := a.deleteAll(ctx, written); derr != nil {
-			return st, errors.Join(err, derr)
-		}
-		return st, errors.Join(err, a.delete(ctx, a.l.journalKey(table, date, j.ID)))
+		// Nothing of ours is committed: remove it all.
+		return st, errors.Join(err, a.deleteAll(ctx, written))
 	}
 	if err != nil {
 		return st, err
 	}
-
-	if opts.Grace > 0 {
-		now := a.cfg.Now().UTC()
-		j.SwappedAt = &now
-		st.Pending++
-		return st, a.putJournal(ctx, j)
-	}
-	if err := a.deleteAll(ctx, inputs); err != nil {
-		return st, err
-	}
-	st.Deleted += len(inputs)
-	return st, a.delete(ctx, a.l.journalKey(table, date, j.ID))
+	return st, nil
 }
 
 func uris(l layout, keys []string) []string {
@@ -322,123 +276,98 @@ func (a *Archive) deleteAll(ctx context.Context, keys []string) error {
 	})
 }
 
-func (a *Archive) putJournal(ctx context.Context, j journal) error {
-	body, err := json.MarshalIndent(j, "", "  ")
-	if err != nil {
-		return wrapf(err, "encode journal %s", j.ID)
-	}
-	_, err = a.put(ctx, a.l.journalKey(j.Table, j.Date, j.ID), body, "application/json", putCond{})
-	return err
+// MaintainOptions tunes Maintain. The zero value means the defaults.
+type MaintainOptions struct {
+	// SnapshotAge: snapshots older than this are expired (default 7 days),
+	// except the RetainSnapshots newest (default 10). Files only expired
+	// snapshots held (compaction inputs, replaced batch files) are deleted.
+	SnapshotAge     time.Duration
+	RetainSnapshots int
+	// OrphanAge: files under the table's location that no snapshot holds
+	// and that are older than this are deleted (default 3 days): files of
+	// commits that failed, outputs of compactions that lost.
+	OrphanAge time.Duration
+	// DryRun reports without changing anything.
+	DryRun bool
 }
 
-// recoverJournals finishes the compactions of a partition that were
-// interrupted. It runs under the partition's lock, so every journal it
-// finds belongs to a run that is over. For each: every input or output
-// that the manifest does not list is deleted (readers cannot see it), and
-// then the journal. Inputs replaced less than Grace ago are kept, and so is
-// their journal.
-func (a *Archive) recoverJournals(ctx context.Context, table, date string, opts CompactOptions, st *CompactStats) error {
-	objs, err := a.list(ctx, a.l.compactionDir(table, date))
-	if err != nil {
-		return err
-	}
-	for _, o := range objs {
-		if !strings.HasSuffix(o.key, ".json") {
-			continue // the lock
-		}
-		obj, err := a.get(ctx, o.key)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		var j journal
-		if err := json.Unmarshal(obj.body, &j); err != nil {
-			return fmt.Errorf("%w: journal %s: %w", ErrCorruptObject, o.key, err)
-		}
-		m, err := a.readManifest(ctx, table, date)
-		if err != nil {
-			return err
-		}
-		unlistedIn, unlisted := a.unlisted(m, j.Inputs), a.unlisted(m, j.Outputs)
-		if len(unlistedIn) > 0 && opts.Grace > 0 {
-			now := a.cfg.Now().UTC()
-			if j.SwappedAt == nil {
-				j.SwappedAt = &now // swapped, but when is unknown: count from now
-				if err := a.putJournal(ctx, j); err != nil {
-					return err
-				}
-			}
-			if now.Sub(*j.SwappedAt) < opts.Grace {
-				st.Pending++
-				continue
-			}
-		}
-		if err := a.deleteAll(ctx, append(unlistedIn, unlisted...)); err != nil {
-			return err
-		}
-		st.Deleted += len(unlistedIn)
-		if err := a.delete(ctx, o.key); err != nil {
-			return err
-		}
-		st.Recovered++
+// Validate names the first bad field.
+func (o MaintainOptions) Validate() error {
+	switch {
+	case o.SnapshotAge < 0:
+		return fmt.Errorf("archiver: MaintainOptions.SnapshotAge: must not be negative, got %s", o.SnapshotAge)
+	case o.RetainSnapshots < 0:
+		return fmt.Errorf("archiver: MaintainOptions.RetainSnapshots: must not be negative, got %d", o.RetainSnapshots)
+	case o.OrphanAge < 0:
+		return fmt.Errorf("archiver: MaintainOptions.OrphanAge: must not be negative, got %s", o.OrphanAge)
+	case o.OrphanAge > 0 && o.OrphanAge < time.Hour:
+		return fmt.Errorf("archiver: MaintainOptions.OrphanAge: at least 1h (a younger file may belong to a commit in flight), got %s", o.OrphanAge)
 	}
 	return nil
 }
 
-// unlisted returns the keys whose URIs m does not list.
-func (a *Archive) unlisted(m manifest, keys []string) []string {
-	var out []string
-	for _, k := range keys {
-		if !m.has(a.l.uri(k)) {
-			out = append(out, k)
-		}
-	}
-	return out
+// MaintainStats says what Maintain did to one table.
+type MaintainStats struct {
+	Table            string
+	SnapshotsBefore  int
+	SnapshotsExpired int
+	OrphansDeleted   int // files (data, manifests, metadata) no snapshot held
+	OrphanBytes      int64
 }
 
-// lock takes the partition's compaction lock and returns its release.
-func (a *Archive) lock(ctx context.Context, table, date string, ttl time.Duration) (func(), error) {
-	key := a.l.lockKey(table, date)
-	var id [8]byte
-	_, _ = rand.Read(id[:])
-	mine := lockBody{Owner: hex.EncodeToString(id[:]), Expires: a.cfg.Now().Add(ttl).UTC()}
-	body, _ := json.Marshal(mine)
-	_, err := a.put(ctx, key, body, "application/json", putCond{ifAbsent: true})
-	if err != nil && isPreconditionFailed(err) {
-		cur, gerr := a.get(ctx, key)
-		switch {
-		case errors.Is(gerr, ErrNotFound):
-			_, err = a.put(ctx, key, body, "application/json", putCond{ifAbsent: true})
-		case gerr != nil:
-			return nil, gerr
-		default:
-			var held lockBody
-			if json.Unmarshal(cur.body, &held) == nil && a.cfg.Now().Before(held.Expires) {
-				return nil, fmt.Errorf("%w: %s/%s is locked by %s until %s", ErrCompactionLocked, table, date, held.Owner, held.Expires.Format(time.RFC3339))
-			}
-			_, err = a.put(ctx, key, body, "application/json", putCond{ifMatch: cur.etag})
-		}
-		if err != nil && isPreconditionFailed(err) {
-			return nil, fmt.Errorf("%w: %s/%s: another compaction took the lock first", ErrCompactionLocked, table, date)
-		}
+// Maintain expires a table's old snapshots (deleting the files only they
+// held) and deletes its orphan files: the Iceberg maintenance that the
+// scheduled maintenance runs after compaction. Safe to run at any time and
+// concurrently with batches: expiry is a commit like any other, and
+// orphans are only files older than OrphanAge.
+func (a *Archive) Maintain(ctx context.Context, table string, opts MaintainOptions) (MaintainStats, error) {
+	st := MaintainStats{Table: table}
+	if err := opts.Validate(); err != nil {
+		return st, err
 	}
+	if _, ok := tableByName[table]; !ok {
+		return st, fmt.Errorf("%w: %q", ErrUnknownTable, table)
+	}
+	if opts.SnapshotAge == 0 {
+		opts.SnapshotAge = DefaultSnapshotAge
+	}
+	if opts.RetainSnapshots == 0 {
+		opts.RetainSnapshots = DefaultRetainSnapshots
+	}
+	if opts.OrphanAge == 0 {
+		opts.OrphanAge = DefaultOrphanAge
+	}
+	t, err := a.lake.load(ctx, table)
 	if err != nil {
-		return nil, err
+		return st, err
 	}
-	return func() {
-		// Release only our own lock (it may have expired and been taken).
-		ctx := context.WithoutCancel(ctx)
-		cur, err := a.get(ctx, key)
+	st.SnapshotsBefore = len(t.Metadata().Snapshots())
+	if !opts.DryRun && t.CurrentSnapshot() != nil {
+		err = a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
+			tx := t.NewTransaction()
+			if err := tx.ExpireSnapshots(icetable.WithOlderThan(opts.SnapshotAge), icetable.WithRetainLast(opts.RetainSnapshots)); err != nil {
+				return false, err
+			}
+			_, err := tx.Commit(ctx)
+			return false, err
+		}, table)
 		if err != nil {
-			return
+			return st, fmt.Errorf("archiver: expire snapshots of %s: %w", table, err)
 		}
-		var held lockBody
-		if json.Unmarshal(cur.body, &held) == nil && held.Owner == mine.Owner {
-			_ = a.delete(ctx, key)
+		if t, err = a.lake.load(ctx, table); err != nil {
+			return st, err
 		}
-	}, nil
+		st.SnapshotsExpired = st.SnapshotsBefore - len(t.Metadata().Snapshots())
+	}
+	res, err := t.DeleteOrphanFiles(ctx, icetable.WithFilesOlderThan(opts.OrphanAge), icetable.WithDryRun(opts.DryRun))
+	if err != nil {
+		return st, fmt.Errorf("archiver: delete orphan files of %s: %w", table, err)
+	}
+	st.OrphansDeleted = len(res.OrphanFileLocations)
+	for _, f := range res.OrphanFiles {
+		st.OrphanBytes += f.SizeBytes
+	}
+	return st, nil
 }
 
 // mergeInto merges the records of the input objects into one output object

@@ -70,8 +70,10 @@ func listKeys(t testing.TB, api archiver.S3API, bucket, prefix string) []string 
 // testCompactCrashes crashes a compaction after each of its S3 mutations in
 // turn (the k-th run lets k mutations through, then every call fails). After
 // each crash a reader sees every event once; a second Compact finishes the
-// job, after which the partition is one object, nothing is orphaned and no
-// journal or lock is left.
+// job, after which the partition is one file. What is left outside the
+// table is only the replaced inputs (until snapshot expiry deletes them)
+// and the crashed run's uncommitted outputs (orphans, deleted by Maintain
+// once older than its OrphanAge).
 func testCompactCrashes(t *testing.T, api archiver.S3API, bucket string, recs []archiver.Record, table, date string, batch int) {
 	ctx := context.Background()
 	for k := 0; ; k++ {
@@ -85,7 +87,7 @@ func testCompactCrashes(t *testing.T, api archiver.S3API, bucket string, recs []
 		f := newFaultS3(api)
 		crashing := newArchive(t, f, archiver.Config{Bucket: bucket, Prefix: prefix})
 		f.crashAfter(k)
-		st, err := crashing.Compact(ctx, table, date, archiver.CompactOptions{MinAge: -1, LockTTL: time.Millisecond})
+		st, err := crashing.Compact(ctx, table, date, all)
 		if err == nil {
 			if k < 4 {
 				t.Fatalf("compaction needed only %d mutations", k)
@@ -93,7 +95,7 @@ func testCompactCrashes(t *testing.T, api archiver.S3API, bucket string, recs []
 			if st.ObjectsBefore != len(before) || st.ObjectsAfter != 1 || st.Inputs != len(before) || st.Outputs != 1 || st.Rows != len(recs) {
 				t.Fatalf("uninterrupted compaction: %+v", st)
 			}
-			t.Logf("a compaction of %d objects makes %d S3 mutations; crashed after each", len(before), k)
+			t.Logf("a compaction of %d files makes %d S3 mutations; crashed after each", len(before), k)
 			return
 		}
 		if !errors.Is(err, errInjected) {
@@ -101,9 +103,6 @@ func testCompactCrashes(t *testing.T, api archiver.S3API, bucket string, recs []
 		}
 		exactlyOnce(t, reader, recs) // whatever the step, a reader sees each event once
 
-		// The crashed run's lock has expired (it took it for a millisecond):
-		// the next compaction takes it over and finishes the job.
-		time.Sleep(2 * time.Millisecond)
 		st, err = reader.Compact(ctx, table, date, all)
 		if err != nil {
 			t.Fatalf("resume after crash %d: %v", k, err)
@@ -111,15 +110,28 @@ func testCompactCrashes(t *testing.T, api archiver.S3API, bucket string, recs []
 		exactlyOnce(t, reader, recs)
 		after, err := reader.Objects(ctx, table, date)
 		if err != nil || len(after) != 1 {
-			t.Fatalf("after crash %d and resume: %d objects (%v), stats %+v", k, len(after), err, st)
+			t.Fatalf("after crash %d and resume: %d files (%v), stats %+v", k, len(after), err, st)
 		}
 		orphans, err := reader.Orphans(ctx, table, date)
-		if err != nil || len(orphans) != 0 {
-			t.Fatalf("after crash %d and resume: orphans %v %v", k, orphans, err)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if left := listKeys(t, api, bucket, prefix+"/_compaction/"); len(left) != 0 {
-			t.Fatalf("after crash %d and resume: left %v", k, left)
+		for _, o := range orphans {
+			if !slices.Contains(before, o) && !strings.Contains(o, "/compact-") {
+				t.Fatalf("after crash %d and resume: unexpected file outside the table %s", k, o)
+			}
 		}
+		// Expiring every older snapshot deletes the replaced inputs.
+		if _, err := reader.Maintain(ctx, table, archiver.MaintainOptions{SnapshotAge: time.Nanosecond, RetainSnapshots: 1}); err != nil {
+			t.Fatalf("maintain after crash %d: %v", k, err)
+		}
+		orphans, _ = reader.Orphans(ctx, table, date)
+		for _, o := range orphans {
+			if !strings.Contains(o, "/compact-") {
+				t.Fatalf("after maintenance: %s is still there", o)
+			}
+		}
+		exactlyOnce(t, reader, recs)
 		if k > 200 {
 			t.Fatal("compaction never finished")
 		}
@@ -148,7 +160,7 @@ func TestCompactMergesAndShrinks(t *testing.T) {
 			}
 			keys, _ = a.Objects(ctx, tb.Name, d)
 			after += len(keys)
-			if st.ObjectsAfter != len(keys) || (st.Inputs > 0 && st.Deleted != st.Inputs) {
+			if st.ObjectsAfter != len(keys) {
 				t.Fatalf("%s %s: stats %+v, %d objects listed", tb.Name, d, st, len(keys))
 			}
 			// Idempotent: a second run finds nothing to do.
@@ -162,11 +174,7 @@ func TestCompactMergesAndShrinks(t *testing.T) {
 		t.Fatalf("objects %d -> %d", before, after)
 	}
 	exactlyOnce(t, a, recs)
-	for _, k := range mem.Keys("bkt", "archive/") {
-		if strings.Contains(k, "_compaction/") {
-			t.Fatalf("left behind: %s", k)
-		}
-	}
+	_ = mem
 }
 
 func TestCompactTargetSize(t *testing.T) {
@@ -266,52 +274,58 @@ func TestCompactRemovesDuplicates(t *testing.T) {
 	exactlyOnce(t, a, recs)
 }
 
-func TestCompactGrace(t *testing.T) {
+// TestCompactThenMaintain: compaction leaves the replaced inputs in S3 for
+// readers of older snapshots; snapshot expiry deletes them.
+func TestCompactThenMaintain(t *testing.T) {
 	ctx := context.Background()
 	mem, a := memArchive(t)
 	recs, date := dayOf(simRecords(t, 14, 300, 1), archiver.TableMessages)
 	writeSmall(t, a, recs, 30)
 	inputs, _ := a.Objects(ctx, archiver.TableMessages, date)
-	opts := archiver.CompactOptions{MinAge: -1, Grace: time.Hour}
-	st, err := a.Compact(ctx, archiver.TableMessages, date, opts)
-	if err != nil || st.Deleted != 0 || st.Pending != 1 {
-		t.Fatalf("with grace: %+v %v", st, err)
+	st, err := a.Compact(ctx, archiver.TableMessages, date, all)
+	if err != nil || st.Inputs != len(inputs) {
+		t.Fatalf("compact: %+v %v", st, err)
 	}
-	exists := func(key string) bool {
-		for _, k := range mem.Keys("bkt", key) {
-			if k == key {
-				return true
-			}
-		}
-		return false
-	}
+	exists := func(key string) bool { return slices.Contains(mem.Keys("bkt", key), key) }
 	if !exists(inputs[0]) {
-		t.Fatal("a replaced input was deleted within its grace period")
+		t.Fatal("a replaced input was deleted by compaction; older snapshots still hold it")
+	}
+	orphans, _ := a.Orphans(ctx, archiver.TableMessages, date)
+	if !slices.Equal(orphans, inputs) {
+		t.Fatalf("files outside the current snapshot %v, want the inputs %v", orphans, inputs)
 	}
 	exactlyOnce(t, a, recs)
-	st, _ = a.Compact(ctx, archiver.TableMessages, date, opts)
-	if st.Pending != 1 || !exists(inputs[0]) {
-		t.Fatalf("a second run within the grace period: %+v", st)
+	// The defaults keep a week of snapshots: nothing goes yet.
+	ms, err := a.Maintain(ctx, archiver.TableMessages, archiver.MaintainOptions{})
+	if err != nil || ms.SnapshotsExpired != 0 || !exists(inputs[0]) {
+		t.Fatalf("maintain with defaults: %+v %v", ms, err)
 	}
-	later := newArchive(t, mem, archiver.Config{Bucket: "bkt", Prefix: "archive", Now: func() time.Time { return time.Now().Add(2 * time.Hour) }})
-	st, err = later.Compact(ctx, archiver.TableMessages, date, opts)
-	if err != nil || st.Deleted != len(inputs) || st.Recovered != 1 || exists(inputs[0]) {
-		t.Fatalf("after the grace period: %+v %v", st, err)
+	ms, err = a.Maintain(ctx, archiver.TableMessages, archiver.MaintainOptions{SnapshotAge: time.Nanosecond, RetainSnapshots: 1})
+	if err != nil || ms.SnapshotsExpired == 0 || ms.SnapshotsBefore-ms.SnapshotsExpired != 1 {
+		t.Fatalf("maintain expiring all but the newest: %+v %v", ms, err)
+	}
+	for _, k := range inputs {
+		if exists(k) {
+			t.Fatalf("%s survived the expiry of every snapshot that held it", k)
+		}
 	}
 	exactlyOnce(t, a, recs)
+	if _, err := a.Maintain(ctx, archiver.TableMessages, archiver.MaintainOptions{OrphanAge: time.Minute}); err == nil {
+		t.Error("an orphan age under an hour was accepted")
+	}
 }
 
-func TestCompactLock(t *testing.T) {
+// TestCompactConflict runs a second compaction of the same partition while
+// the first writes its output: the second commits, the first finds its
+// inputs gone, gives up with ErrCompactionConflict and deletes its own
+// output, never the winner's.
+func TestCompactConflict(t *testing.T) {
 	ctx := context.Background()
 	mem := s3mem.New("bkt")
 	f := newFaultS3(mem)
 	a := newArchive(t, f, archiver.Config{Bucket: "bkt"})
 	recs, date := dayOf(simRecords(t, 15, 300, 1), archiver.TableMessages)
 	writeSmall(t, a, recs, 30)
-	// A second compaction while the first holds the lock is refused. The
-	// second runs when the first, lock taken, writes its first output; it
-	// goes to the store directly (not through f, whose lock the hook holds),
-	// so it runs to its end right there, with no timing involved.
 	other := newArchive(t, mem, archiver.Config{Bucket: "bkt"})
 	var inner error
 	var once sync.Once
@@ -321,11 +335,18 @@ func TestCompactLock(t *testing.T) {
 		}
 		return false
 	})
-	if _, err := a.Compact(ctx, archiver.TableMessages, date, all); err != nil {
-		t.Fatal(err)
+	_, err := a.Compact(ctx, archiver.TableMessages, date, all)
+	if inner != nil || !errors.Is(err, archiver.ErrCompactionConflict) {
+		t.Fatalf("compactions: inner %v, outer %v; want the outer to get ErrCompactionConflict", inner, err)
 	}
-	if !errors.Is(inner, archiver.ErrCompactionLocked) {
-		t.Fatalf("concurrent compaction: %v, want ErrCompactionLocked", inner)
+	after, _ := a.Objects(ctx, archiver.TableMessages, date)
+	if len(after) != 1 {
+		t.Fatalf("after the conflict: %v", after)
+	}
+	for _, k := range mem.Keys("bkt", "") {
+		if strings.Contains(k, "compact-") && k != after[0] {
+			t.Fatalf("left behind: %s", k)
+		}
 	}
 	exactlyOnce(t, a, recs)
 	if _, err := a.Compact(ctx, "nope", date, all); !errors.Is(err, archiver.ErrUnknownTable) {
@@ -348,47 +369,4 @@ func objectBytes(t testing.TB, mem *s3mem.S3, bucket string, keys []string) int6
 		n += aws.ToInt64(out.ContentLength)
 	}
 	return n
-}
-
-// TestCompactConflict removes one of the inputs from the manifest while the
-// compaction writes its outputs (as a concurrent compaction would): the
-// swap is refused, the outputs and journal are removed, and the manifest
-// keeps what the other writer put there.
-func TestCompactConflict(t *testing.T) {
-	ctx := context.Background()
-	mem := s3mem.New("bkt")
-	f := newFaultS3(mem)
-	a := newArchive(t, f, archiver.Config{Bucket: "bkt"})
-	recs, date := dayOf(simRecords(t, 16, 300, 1), archiver.TableMessages)
-	writeSmall(t, a, recs, 30)
-	keys, _ := a.Objects(ctx, archiver.TableMessages, date)
-	manifest := "_symlink/messages/event_date=" + date + "/manifest"
-	var once sync.Once
-	f.setFail(func(op, key string) bool {
-		if strings.Contains(key, "/compact-") {
-			once.Do(func() {
-				var b strings.Builder
-				for _, k := range keys[1:] {
-					b.WriteString("s3://bkt/" + k + "\n")
-				}
-				if _, err := mem.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String(manifest), Body: strings.NewReader(b.String())}); err != nil {
-					t.Error(err)
-				}
-			})
-		}
-		return false
-	})
-	_, err := a.Compact(ctx, archiver.TableMessages, date, all)
-	if !errors.Is(err, archiver.ErrCompactionConflict) {
-		t.Fatalf("compaction after an input vanished: %v, want ErrCompactionConflict", err)
-	}
-	after, _ := a.Objects(ctx, archiver.TableMessages, date)
-	if !slices.Equal(after, keys[1:]) {
-		t.Fatalf("manifest after the refused swap: %v", after)
-	}
-	for _, k := range mem.Keys("bkt", "") {
-		if strings.Contains(k, "compact-") || strings.Contains(k, "journal-") {
-			t.Fatalf("left behind: %s", k)
-		}
-	}
 }

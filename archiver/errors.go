@@ -16,11 +16,16 @@ var (
 	ErrCorruptObject = errors.New("archiver: corrupt archive object")
 	// ErrNotFound: an object that does not exist (NoSuchKey).
 	ErrNotFound = errors.New("archiver: object not found")
-	// ErrManifestContention: a manifest update still met concurrent writers
-	// after Config.ManifestRetries attempts. Retrying later is safe.
-	ErrManifestContention = errors.New("archiver: manifest update contention")
-	// ErrCompactionConflict: another compaction replaced some of this
-	// compaction's inputs first. Nothing was changed; run it again.
+	// ErrCommitContention: an Iceberg commit still met concurrent writers
+	// after its attempts. Nothing was committed; retrying later is safe.
+	ErrCommitContention = errors.New("archiver: commit contention")
+	// ErrSchemaMismatch: a table in the catalog whose columns disagree with
+	// the column definitions (an id or a type changed). Never fixed
+	// silently: columns are only ever added, optional, at the end.
+	ErrSchemaMismatch = errors.New("archiver: table schema mismatch")
+	// ErrCompactionConflict: another commit removed some of this
+	// compaction's inputs first (another compaction). Nothing was changed;
+	// run it again.
 	ErrCompactionConflict = errors.New("archiver: concurrent compaction")
 	// ErrBadURI: an s3:// URI that ParseURI cannot read.
 	ErrBadURI = errors.New("archiver: bad s3 URI")

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,13 +32,40 @@ func newBucket(t testing.TB) (*awsclient.Clients, string) {
 	return c, testenv.Bucket(t, c, "")
 }
 
+// newArchive opens an archive; without a Config.Catalog it uses the test's
+// SQLite catalog of that bucket and prefix (testCatalog), so that several
+// archives of one test (crashed and restarted writers, concurrent
+// committers) share their tables. It is closed at the test's end.
 func newArchive(t testing.TB, api archiver.S3API, cfg archiver.Config) *archiver.Archive {
 	t.Helper()
+	if cfg.Catalog == "" {
+		cfg.Catalog = testCatalog(t, cfg.Bucket, cfg.Prefix)
+	}
 	a, err := archiver.New(api, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { a.Close() })
 	return a
+}
+
+var testCatalogs sync.Map // top-level test | bucket | prefix -> catalog URI
+
+// testCatalog returns the SQLite catalog of one top-level test's archive
+// (bucket and prefix), created in a temporary directory on first use.
+func testCatalog(t testing.TB, bucket, prefix string) string {
+	t.Helper()
+	top, _, _ := strings.Cut(t.Name(), "/")
+	key := top + "|" + bucket + "|" + prefix
+	if uri, ok := testCatalogs.Load(key); ok {
+		return uri.(string)
+	}
+	dir, err := os.MkdirTemp("", "streamfold-catalog-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uri, _ := testCatalogs.LoadOrStore(key, "sqlite:"+filepath.Join(dir, "catalog.db"))
+	return uri.(string)
 }
 
 // errInjected is the failure faultS3 injects.

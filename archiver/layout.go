@@ -16,10 +16,12 @@ const DateLayout = "2006-01-02"
 
 // Key prefixes under Config.Prefix.
 const (
-	symlinkDir    = "_symlink"
-	errorsDir     = "errors"
-	compactionDir = "_compaction"
-	manifestName  = "manifest"
+	errorsDir = "errors"
+	dataDir   = "data"
+	// legacySymlinkDir held the symlink manifests of the archive format
+	// before Iceberg; only the migration reads it.
+	legacySymlinkDir = "_symlink"
+	legacyManifest   = "manifest"
 )
 
 var (
@@ -62,15 +64,33 @@ func (l layout) join(rest string) string {
 	return l.prefix + "/" + rest
 }
 
-// partition is "<table>/event_date=<date>".
-func partition(table, date string) string { return table + "/" + PartitionKey + "=" + date }
+// partition is "event_date=<date>".
+func partition(date string) string { return PartitionKey + "=" + date }
 
-// dataDir is the prefix of a partition's data objects (with a trailing slash).
-func (l layout) dataDir(table, date string) string { return l.join(partition(table, date)) + "/" }
+// tableDir is the Iceberg table's location (metadata/ and data/ under it).
+func (l layout) tableDir(table string) string { return l.join(table) }
 
-// batchKey names the object of one batch group after its first record.
-func (l layout) batchKey(table, date, firstSeq string) string {
-	return l.dataDir(table, date) + streamimage.PadSeq(firstSeq) + ".parquet"
+// dataDir is the prefix of a partition's data files (with a trailing slash).
+func (l layout) dataDir(table, date string) string {
+	return l.join(table+"/"+dataDir+"/"+partition(date)) + "/"
+}
+
+// batchKey names the file of one batch group after its first and last
+// records: the first is the group's idempotence key (a redelivery writes
+// the same first record), the pair names its content.
+func (l layout) batchKey(table, date, firstSeq, lastSeq string) string {
+	return l.dataDir(table, date) + streamimage.PadSeq(firstSeq) + "-" + streamimage.PadSeq(lastSeq) + ".parquet"
+}
+
+// batchFirstSeq returns the padded first sequence of a batch file's key,
+// false for other files (compaction and migration outputs).
+func batchFirstSeq(key string) (string, bool) {
+	name := key[strings.LastIndexByte(key, '/')+1:]
+	first, rest, ok := strings.Cut(strings.TrimSuffix(name, ".parquet"), "-")
+	if !ok || len(first) != 40 || len(rest) != 40 || !seqRE.MatchString(first) || !seqRE.MatchString(rest) {
+		return "", false
+	}
+	return first, true
 }
 
 // compactKey names the n-th output of compaction id.
@@ -78,13 +98,22 @@ func (l layout) compactKey(table, date, id string, n int) string {
 	return fmt.Sprintf("%scompact-%s-%03d.parquet", l.dataDir(table, date), id, n)
 }
 
-// manifestDir is the prefix of a table's manifests (with a trailing slash):
-// the Glue table's LOCATION.
-func (l layout) manifestDir(table string) string { return l.join(symlinkDir+"/"+table) + "/" }
+// dateOfKey returns the event_date of a data file's key.
+func dateOfKey(key string) (string, bool) {
+	dir := key[:max(0, strings.LastIndexByte(key, '/'))]
+	date, ok := strings.CutPrefix(dir[strings.LastIndexByte(dir, '/')+1:], PartitionKey+"=")
+	return date, ok && checkDate(date) == nil
+}
 
-// manifestKey is the symlink manifest of one partition.
-func (l layout) manifestKey(table, date string) string {
-	return l.join(symlinkDir+"/"+partition(table, date)) + "/" + manifestName
+// legacyManifestKey is the symlink manifest of one partition in the
+// pre-Iceberg format.
+func (l layout) legacyManifestKey(table, date string) string {
+	return l.join(legacySymlinkDir+"/"+table+"/"+partition(date)) + "/" + legacyManifest
+}
+
+// legacyManifestDir is the prefix of a table's pre-Iceberg manifests.
+func (l layout) legacyManifestDir(table string) string {
+	return l.join(legacySymlinkDir+"/"+table) + "/"
 }
 
 // errorsDir is the prefix of every poison record.
@@ -97,28 +126,18 @@ func (l layout) errorKey(date, seq, eventID string) string {
 		sum := sha256.Sum256([]byte(seq + "\x00" + eventID))
 		name = "x" + hex.EncodeToString(sum[:12])
 	}
-	return l.errorsDir() + PartitionKey + "=" + date + "/" + name + ".json"
+	return l.errorsDir() + partition(date) + "/" + name + ".json"
 }
 
-// compactionDir is the prefix of a partition's compaction journals and lock.
-func (l layout) compactionDir(table, date string) string {
-	return l.join(compactionDir+"/"+partition(table, date)) + "/"
-}
-
-func (l layout) journalKey(table, date, id string) string {
-	return l.compactionDir(table, date) + "journal-" + id + ".json"
-}
-
-func (l layout) lockKey(table, date string) string { return l.compactionDir(table, date) + "lock" }
-
-// uri is the s3:// URI of a key, as manifests list it.
+// uri is the s3:// URI of a key, as Iceberg manifests and legacy symlink
+// manifests list it.
 func (l layout) uri(key string) string { return "s3://" + l.bucket + "/" + key }
 
 // keyOf returns the key of a URI of this archive's bucket.
 func (l layout) keyOf(uri string) (string, error) {
 	rest, ok := strings.CutPrefix(uri, "s3://"+l.bucket+"/")
 	if !ok || rest == "" {
-		return "", fmt.Errorf("%w: manifest line %q is not an object of bucket %s", ErrCorruptObject, uri, l.bucket)
+		return "", fmt.Errorf("%w: %q is not an object of bucket %s", ErrCorruptObject, uri, l.bucket)
 	}
 	return rest, nil
 }

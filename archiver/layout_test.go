@@ -10,20 +10,18 @@ func TestKeys(t *testing.T) {
 	l := layout{bucket: "bkt", prefix: "arch/v1"}
 	root := layout{bucket: "bkt"}
 	cases := []struct{ name, got, want string }{
-		{"batch key pads the sequence number to 40 digits", l.batchKey("messages", "2026-01-05", "4900000000000012345"),
-			"arch/v1/messages/event_date=2026-01-05/0000000000000000000004900000000000012345.parquet"},
-		{"batch key at the bucket root", root.batchKey("github_jobs", "2026-01-05", "1"),
-			"github_jobs/event_date=2026-01-05/0000000000000000000000000000000000000001.parquet"},
-		{"40-digit sequence numbers stay as they are", root.batchKey("messages", "2026-01-05", "1234567890123456789012345678901234567890"),
-			"messages/event_date=2026-01-05/1234567890123456789012345678901234567890.parquet"},
+		{"batch key pads both sequence numbers to 40 digits", l.batchKey("messages", "2026-01-05", "4900000000000012345", "4900000000000012399"),
+			"arch/v1/messages/data/event_date=2026-01-05/0000000000000000000004900000000000012345-0000000000000000000004900000000000012399.parquet"},
+		{"batch key at the bucket root", root.batchKey("github_jobs", "2026-01-05", "1", "1"),
+			"github_jobs/data/event_date=2026-01-05/0000000000000000000000000000000000000001-0000000000000000000000000000000000000001.parquet"},
+		{"40-digit sequence numbers stay as they are", root.batchKey("messages", "2026-01-05", "1234567890123456789012345678901234567890", "1234567890123456789012345678901234567891"),
+			"messages/data/event_date=2026-01-05/1234567890123456789012345678901234567890-1234567890123456789012345678901234567891.parquet"},
 		{"compaction output", l.compactKey("album_workflow", "2026-01-06", "0123456789abcdef", 2),
-			"arch/v1/album_workflow/event_date=2026-01-06/compact-0123456789abcdef-002.parquet"},
-		{"manifest", l.manifestKey("agent_executions", "2026-01-05"), "arch/v1/_symlink/agent_executions/event_date=2026-01-05/manifest"},
-		{"manifest dir (Glue LOCATION)", l.manifestDir("agent_executions"), "arch/v1/_symlink/agent_executions/"},
+			"arch/v1/album_workflow/data/event_date=2026-01-06/compact-0123456789abcdef-002.parquet"},
+		{"table location", l.tableDir("agent_executions"), "arch/v1/agent_executions"},
+		{"legacy manifest", l.legacyManifestKey("agent_executions", "2026-01-05"), "arch/v1/_symlink/agent_executions/event_date=2026-01-05/manifest"},
 		{"error record", l.errorKey("2026-01-07", "77", "ev-1"), "arch/v1/errors/event_date=2026-01-07/0000000000000000000000000000000000000077.json"},
 		{"error record without a sequence number", root.errorKey("2026-01-07", "", "ev-1"), "errors/event_date=2026-01-07/x8b8d8e7121c76c3b0cfa6045.json"},
-		{"journal", l.journalKey("messages", "2026-01-05", "abc"), "arch/v1/_compaction/messages/event_date=2026-01-05/journal-abc.json"},
-		{"lock", l.lockKey("messages", "2026-01-05"), "arch/v1/_compaction/messages/event_date=2026-01-05/lock"},
 		{"uri", l.uri("arch/v1/x.parquet"), "s3://bkt/arch/v1/x.parquet"},
 	}
 	for _, c := range cases {
@@ -37,9 +35,25 @@ func TestPaddedKeysSortInStreamOrder(t *testing.T) {
 	l := layout{bucket: "b"}
 	seqs := []string{"9", "10", "99999999999999999999", "100000000000000000000", "4900000000000000000000000"}
 	for i := 1; i < len(seqs); i++ {
-		a, b := l.batchKey("messages", "2026-01-05", seqs[i-1]), l.batchKey("messages", "2026-01-05", seqs[i])
+		a, b := l.batchKey("messages", "2026-01-05", seqs[i-1], seqs[i-1]), l.batchKey("messages", "2026-01-05", seqs[i], seqs[i])
 		if !(a < b) {
 			t.Errorf("key of %s does not sort before key of %s", seqs[i-1], seqs[i])
+		}
+	}
+}
+
+func TestBatchKeyParts(t *testing.T) {
+	l := layout{bucket: "b", prefix: "p"}
+	k := l.batchKey("messages", "2026-01-05", "77", "99")
+	if first, ok := batchFirstSeq(k); !ok || first != "0000000000000000000000000000000000000077" {
+		t.Errorf("batchFirstSeq(%s) = %q, %v", k, first, ok)
+	}
+	if d, ok := dateOfKey(k); !ok || d != "2026-01-05" {
+		t.Errorf("dateOfKey(%s) = %q, %v", k, d, ok)
+	}
+	for _, other := range []string{l.compactKey("messages", "2026-01-05", "abc", 0), "p/messages/data/event_date=2026-01-05/migrated-abc-000.parquet", "p/messages/data/event_date=2026-01-05/77.parquet"} {
+		if _, ok := batchFirstSeq(other); ok {
+			t.Errorf("batchFirstSeq(%s): a batch file, want not", other)
 		}
 	}
 }

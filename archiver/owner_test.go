@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -54,7 +55,7 @@ func (o *ownerCheck) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Inpu
 func TestExpectedBucketOwner(t *testing.T) {
 	for _, owner := range []string{"123456789012", ""} {
 		api := &ownerCheck{S3API: s3mem.New("arch"), owners: map[string][]string{}}
-		a, err := archiver.New(api, archiver.Config{Bucket: "arch", Prefix: "archive", ExpectedBucketOwner: owner})
+		a, err := archiver.New(api, archiver.Config{Bucket: "arch", Prefix: "archive", ExpectedBucketOwner: owner, Catalog: "sqlite:" + t.TempDir() + "/c.db"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,6 +79,10 @@ func TestExpectedBucketOwner(t *testing.T) {
 				if _, err := a.Compact(ctx, table, d, archiver.CompactOptions{MinAge: -1}); err != nil {
 					t.Fatal(err)
 				}
+			}
+			// Snapshot expiry deletes the replaced files (and old metadata).
+			if _, err := a.Maintain(ctx, table, archiver.MaintainOptions{SnapshotAge: time.Nanosecond, RetainSnapshots: 1}); err != nil {
+				t.Fatal(err)
 			}
 		}
 		n := 0

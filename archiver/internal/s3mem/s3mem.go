@@ -1,5 +1,6 @@
 // Package s3mem is an in-memory S3 with the subset of the API the archiver
-// uses: PutObject (with If-Match and If-None-Match: *), GetObject,
+// uses: PutObject (with If-Match and If-None-Match: *), GetObject (with a
+// one-range Range header),
 // DeleteObject and ListObjectsV2 (prefix, delimiter, pagination). It answers
 // like S3 does: *types.NoSuchKey for a missing key, 412 PreconditionFailed
 // for a failed condition, quoted MD5 ETags, keys listed in byte order. It
@@ -13,8 +14,10 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -143,10 +146,48 @@ func (s *S3) GetObject(ctx context.Context, in *s3.GetObjectInput, _ ...func(*s3
 	if !ok {
 		return nil, &types.NoSuchKey{Message: aws.String("The specified key does not exist.")}
 	}
+	body, contentRange := o.body, (*string)(nil)
+	if r := aws.ToString(in.Range); r != "" {
+		lo, hi, ok := byteRange(r, int64(len(o.body)))
+		if !ok {
+			return nil, &smithy.GenericAPIError{Code: "InvalidRange", Message: "The requested range is not satisfiable"}
+		}
+		body = o.body[lo : hi+1]
+		contentRange = aws.String(fmt.Sprintf("bytes %d-%d/%d", lo, hi, len(o.body)))
+	}
 	return &s3.GetObjectOutput{
-		Body: io.NopCloser(bytes.NewReader(o.body)), ContentLength: aws.Int64(int64(len(o.body))),
-		ETag: aws.String(o.etag), LastModified: aws.Time(o.modified),
+		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: aws.Int64(int64(len(body))),
+		ContentRange: contentRange, ETag: aws.String(o.etag), LastModified: aws.Time(o.modified),
 	}, nil
+}
+
+// byteRange reads an HTTP Range header of one range, "bytes=a-b", "bytes=a-"
+// or "bytes=-n" (the last n bytes), clamped to size as S3 does.
+func byteRange(h string, size int64) (lo, hi int64, ok bool) {
+	spec, found := strings.CutPrefix(h, "bytes=")
+	a, b, dash := strings.Cut(spec, "-")
+	if !found || !dash || size == 0 {
+		return 0, 0, false
+	}
+	if a == "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n <= 0 {
+			return 0, 0, false
+		}
+		return max(0, size-n), size - 1, true
+	}
+	lo, err := strconv.ParseInt(a, 10, 64)
+	if err != nil || lo >= size {
+		return 0, 0, false
+	}
+	hi = size - 1
+	if b != "" {
+		if hi, err = strconv.ParseInt(b, 10, 64); err != nil || hi < lo {
+			return 0, 0, false
+		}
+		hi = min(hi, size-1)
+	}
+	return lo, hi, true
 }
 
 // DeleteObject removes an object; a missing key is not an error.

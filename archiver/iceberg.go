@@ -1,0 +1,310 @@
+package archiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Table properties every archive table is created with.
+var tableProps = iceberg.Properties{
+	"format-version": "2",
+	// Each commit writes a new metadata file; keep the last 100 and delete
+	// older ones, or a table committed every few seconds piles them up.
+	"write.metadata.delete-after-commit.enabled": "true",
+	"write.metadata.previous-versions-max":       "100",
+	"write.parquet.compression-codec":            "zstd",
+	// Snapshot expiry (maintenance) keeps a week of time travel.
+	"history.expire.max-snapshot-age-ms":   "604800000",
+	"history.expire.min-snapshots-to-keep": "10",
+	"streamfold.table-format":              "streamfold archive v2 (Iceberg)",
+}
+
+// partitionFieldID is the id of the day(event_time) partition field
+// (partition field ids start at 1000).
+const partitionFieldID = 1000
+
+// IcebergSchema returns the Iceberg schema of an archive table: its columns
+// with their stable field ids (Column.ID), in id order, the envelope
+// columns required, every other column optional.
+func IcebergSchema(name string) (*iceberg.Schema, error) {
+	t, ok := tableByName[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTable, name)
+	}
+	fields := make([]iceberg.NestedField, 0, len(t.cols))
+	for _, c := range t.cols {
+		typ, err := icebergType(c.Type)
+		if err != nil {
+			return nil, fmt.Errorf("archiver: table %s column %s: %w", name, c.Name, err)
+		}
+		fields = append(fields, iceberg.NestedField{ID: c.ID, Name: c.Name, Type: typ, Required: c.Required, Doc: c.Comment})
+	}
+	// Ordered by id: creating a table assigns fresh ids in schema order, so
+	// this order keeps Column.ID (the envelope 1-12, then the typed columns).
+	slices.SortFunc(fields, func(a, b iceberg.NestedField) int { return a.ID - b.ID })
+	return iceberg.NewSchema(0, fields...), nil
+}
+
+func icebergType(glueType string) (iceberg.Type, error) {
+	switch glueType {
+	case TypeString:
+		return iceberg.PrimitiveTypes.String, nil
+	case TypeBigint:
+		return iceberg.PrimitiveTypes.Int64, nil
+	case TypeInt:
+		return iceberg.PrimitiveTypes.Int32, nil
+	case TypeDouble:
+		return iceberg.PrimitiveTypes.Float64, nil
+	case TypeBoolean:
+		return iceberg.PrimitiveTypes.Bool, nil
+	case TypeTimestamp:
+		return iceberg.PrimitiveTypes.TimestampTz, nil
+	}
+	return nil, fmt.Errorf("no Iceberg type for %q", glueType)
+}
+
+// partitionSpec is day(event_time), the partition of every table.
+func partitionSpec(s *iceberg.Schema) (iceberg.PartitionSpec, error) {
+	f, ok := s.FindFieldByName("event_time")
+	if !ok {
+		return iceberg.PartitionSpec{}, errors.New("archiver: schema has no event_time")
+	}
+	return iceberg.NewPartitionSpec(iceberg.PartitionField{
+		SourceIDs: []int{f.ID}, FieldID: partitionFieldID, Name: "event_time_day", Transform: iceberg.DayTransform{},
+	}), nil
+}
+
+// lake is the archive's Iceberg side: the catalog and its tables.
+type lake struct {
+	cat       catalog.Catalog
+	namespace table.Identifier
+	l         layout
+
+	mu      sync.Mutex
+	ensured map[string]bool // tables created or evolved by this process
+}
+
+func (k *lake) ident(name string) table.Identifier {
+	return append(slices.Clone(k.namespace), name)
+}
+
+// load returns the table's current metadata, creating the table (and the
+// namespace) when missing and adding columns the table lacks, once per
+// process and table.
+func (k *lake) load(ctx context.Context, name string) (*table.Table, error) {
+	k.mu.Lock()
+	done := k.ensured[name]
+	k.mu.Unlock()
+	if done {
+		t, err := k.cat.LoadTable(ctx, k.ident(name))
+		if err != nil {
+			return nil, fmt.Errorf("archiver: load table %s: %w", strings.Join(k.ident(name), "."), err)
+		}
+		return t, nil
+	}
+	t, err := k.ensure(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	k.ensured[name] = true
+	k.mu.Unlock()
+	return t, nil
+}
+
+// ensure creates or evolves one table to the current column definitions.
+// New columns are added as optional at the end (their ids must be the next
+// ones: Column.ID). A column whose id or type differs is an error, never
+// changed silently.
+func (k *lake) ensure(ctx context.Context, name string) (*table.Table, error) {
+	want, err := IcebergSchema(name)
+	if err != nil {
+		return nil, err
+	}
+	id := k.ident(name)
+	t, err := k.cat.LoadTable(ctx, id)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return k.create(ctx, name, want)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archiver: load table %s: %w", strings.Join(id, "."), err)
+	}
+	have := t.Schema()
+	var missing []iceberg.NestedField
+	for _, f := range want.Fields() {
+		got, ok := have.FindFieldByName(f.Name)
+		switch {
+		case !ok:
+			missing = append(missing, f)
+		case got.ID != f.ID || !got.Type.Equals(f.Type):
+			return nil, fmt.Errorf("%w: table %s column %s is id %d %s in the catalog, id %d %s here",
+				ErrSchemaMismatch, strings.Join(id, "."), f.Name, got.ID, got.Type, f.ID, f.Type)
+		}
+	}
+	if len(missing) == 0 {
+		return t, nil
+	}
+	return k.evolve(ctx, name, missing)
+}
+
+func (k *lake) create(ctx context.Context, name string, s *iceberg.Schema) (*table.Table, error) {
+	spec, err := partitionSpec(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(k.namespace) > 0 {
+		if err := k.cat.CreateNamespace(ctx, k.namespace, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+			return nil, fmt.Errorf("archiver: create namespace %s: %w", strings.Join(k.namespace, "."), err)
+		}
+	}
+	props := iceberg.Properties{}
+	for key, v := range tableProps {
+		props[key] = v
+	}
+	if def, ok := tableByName[name]; ok {
+		props["comment"] = def.doc
+	}
+	t, err := k.cat.CreateTable(ctx, k.ident(name), s,
+		catalog.WithLocation("s3://"+k.l.bucket+"/"+k.l.tableDir(name)),
+		catalog.WithPartitionSpec(&spec),
+		catalog.WithProperties(props))
+	if errors.Is(err, catalog.ErrTableAlreadyExists) {
+		return k.ensure(ctx, name) // another process created it first
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archiver: create table %s: %w", strings.Join(k.ident(name), "."), err)
+	}
+	return t, nil
+}
+
+// evolve adds columns, optional, in the order given, and checks the ids the
+// table gave them.
+func (k *lake) evolve(ctx context.Context, name string, cols []iceberg.NestedField) (*table.Table, error) {
+	err := k.retry(ctx, func(t *table.Table) (bool, error) {
+		have := t.Schema()
+		tx := t.NewTransaction()
+		up := tx.UpdateSchema(true, false)
+		n := 0
+		for _, c := range cols {
+			if _, ok := have.FindFieldByName(c.Name); ok {
+				continue
+			}
+			up = up.AddColumn([]string{c.Name}, c.Type, c.Doc, false, nil)
+			n++
+		}
+		if n == 0 {
+			return true, nil
+		}
+		if err := up.Commit(); err != nil {
+			return false, err
+		}
+		_, err := tx.Commit(ctx)
+		return false, err
+	}, name)
+	if err != nil {
+		return nil, fmt.Errorf("archiver: add columns to table %s: %w", name, err)
+	}
+	t, err := k.cat.LoadTable(ctx, k.ident(name))
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cols {
+		got, ok := t.Schema().FindFieldByName(c.Name)
+		if !ok || got.ID != c.ID {
+			return nil, fmt.Errorf("%w: table %s: new column %s got id %d, want %d (add columns only at the end of a table's list)",
+				ErrSchemaMismatch, name, c.Name, got.ID, c.ID)
+		}
+	}
+	return t, nil
+}
+
+// isCommitConflict reports an optimistic-concurrency failure: another
+// writer committed first. The library does not retry it (retries are off
+// by default, and some catalogs report a stale table as a plain
+// "requirement failed").
+func isCommitConflict(err error) bool {
+	return err != nil && (errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed"))
+}
+
+// retry runs attempt on the table's current metadata until it commits,
+// reloading after each conflict with jittered backoff. attempt returns
+// done=true when there is nothing (left) to commit.
+func (k *lake) retry(ctx context.Context, attempt func(t *table.Table) (done bool, err error), name string) error {
+	backoff := 20 * time.Millisecond
+	for i := 0; ; i++ {
+		t, err := k.cat.LoadTable(ctx, k.ident(name))
+		if err != nil {
+			return fmt.Errorf("archiver: load table %s: %w", name, err)
+		}
+		done, err := attempt(t)
+		if done || err == nil {
+			return nil
+		}
+		if !isCommitConflict(err) {
+			return err
+		}
+		if i+1 >= maxCommitAttempts {
+			return fmt.Errorf("%w: table %s: %d attempts: %w", ErrCommitContention, name, i+1, err)
+		}
+		sleep := backoff/2 + rand.N(backoff)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(sleep):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// maxCommitAttempts bounds one commit's attempts under contention.
+var maxCommitAttempts = 30
+
+// dataFiles returns the data files of the table's current snapshot,
+// restricted to the given event dates (all when dates is empty), keyed by
+// their S3 key.
+func (k *lake) dataFiles(ctx context.Context, t *table.Table, dates []string) (map[string]iceberg.DataFile, error) {
+	out := map[string]iceberg.DataFile{}
+	if t.CurrentSnapshot() == nil {
+		return out, nil
+	}
+	opts := []table.ScanOption{}
+	if len(dates) > 0 {
+		opts = append(opts, table.WithRowFilter(datesFilter(dates)))
+	}
+	tasks, err := t.Scan(opts...).PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("archiver: plan files of %s: %w", strings.Join(t.Identifier(), "."), err)
+	}
+	for _, task := range tasks {
+		key, err := k.l.keyOf(task.File.FilePath())
+		if err != nil {
+			return nil, err
+		}
+		out[key] = task.File
+	}
+	return out, nil
+}
+
+// datesFilter selects the rows whose event_time falls on one of the dates:
+// through the day(event_time) partition, it selects those partitions' files.
+func datesFilter(dates []string) iceberg.BooleanExpression {
+	var expr iceberg.BooleanExpression = iceberg.AlwaysFalse{}
+	for _, d := range dates {
+		day, _ := time.Parse(DateLayout, d)
+		from := iceberg.Timestamp(day.UnixMicro())
+		to := iceberg.Timestamp(day.AddDate(0, 0, 1).UnixMicro())
+		r := iceberg.Reference("event_time")
+		expr = iceberg.NewOr(expr, iceberg.NewAnd(iceberg.GreaterThanEqual(r, from), iceberg.LessThan(r, to)))
+	}
+	return expr
+}
