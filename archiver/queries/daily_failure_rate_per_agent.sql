@@ -17,7 +17,8 @@
 -- from the earliest startDate, status from the highest-ranked event
 -- (RUNNING < any terminal status), ties broken by the later (event_time,
 -- event_id), so a late RUNNING never hides a terminal status.
--- Partitions read: event_date from from_date - 1 day to to_date + 1 day.
+-- Reads event_time from from_date - 1 day (00:00 UTC) to before to_date + 2
+-- days: the day(event_time) partitions from_date - 1 to to_date + 1.
 WITH params AS (
   SELECT CAST(? AS DATE) AS from_date, CAST(? AS DATE) AS to_date
 ),
@@ -25,8 +26,8 @@ agent_events AS (
   SELECT e.subject, e.event_id, e.event_time, e.status, e.state_machine_arn, e.start_date
   FROM agent_executions e
   CROSS JOIN params p
-  WHERE e.event_date BETWEEN CAST(CAST(p.from_date - INTERVAL '1' DAY AS DATE) AS VARCHAR)
-                         AND CAST(CAST(p.to_date + INTERVAL '1' DAY AS DATE) AS VARCHAR)
+  WHERE e.event_time >= p.from_date - INTERVAL '1' DAY
+    AND e.event_time < p.to_date + INTERVAL '2' DAY
     AND e.is_agent
 ),
 final_status AS (

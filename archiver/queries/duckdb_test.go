@@ -34,7 +34,8 @@ import (
 // DynamoDB Local, its stream consumed twice through internal/streamrun (the
 // projector into its tables, the archiver into MinIO, with injected
 // redeliveries of batches the archiver had already written), then DuckDB,
-// an independent reader, over exactly the objects the manifests list.
+// an independent reader, over exactly the data files of the Iceberg tables'
+// current snapshots.
 
 func quietLog() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
@@ -153,44 +154,40 @@ func getObject(t *testing.T, c *awsclient.Clients, bucket, key string) []byte {
 	return body
 }
 
-// download fetches exactly the objects the partitions' symlink manifests
-// list, read as Athena reads them (one s3:// URI per line, at
-// PREFIX/_symlink/<table>/event_date=D/manifest), after checking that
-// Archive.Objects lists the same. It writes them into dir in the archive's
-// layout (prefix removed) and returns them by table, and the number of
-// objects per table and day.
+// download fetches exactly the data files of the tables' current snapshots
+// (what Athena reads of an Iceberg table): the files Archive.Objects lists
+// per partition, checked against the files Iceberg scan planning of the
+// whole table returns (Archive.Table), each in its day's directory. It
+// writes them into dir in the archive's layout (prefix removed:
+// <table>/data/event_date=D/<file>.parquet) and returns them by table, and
+// the number of files per table and day.
 func download(t *testing.T, c *awsclient.Clients, a *archiver.Archive, bucket, prefix, dir string) (map[string][]string, map[string]int) {
 	t.Helper()
 	ctx := context.Background()
 	perDay := map[string]int{}
 	for _, td := range archiver.Tables() {
+		planned := map[string]bool{}
+		for _, f := range plannedFiles(t, a, td.Name, nil) {
+			planned[f.key] = true
+		}
 		dates, err := a.Partitions(ctx, td.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, d := range dates {
-			manifest := getObject(t, c, bucket, prefix+"/_symlink/"+td.Name+"/"+archiver.PartitionKey+"="+d+"/manifest")
-			var keys []string
-			for _, line := range strings.Split(strings.TrimSpace(string(manifest)), "\n") {
-				k, ok := strings.CutPrefix(line, "s3://"+bucket+"/")
-				if !ok {
-					t.Fatalf("%s %s: manifest line %q is not an s3:// URI of the bucket", td.Name, d, line)
-				}
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			listed, err := a.Objects(ctx, td.Name, d)
+			keys, err := a.Objects(ctx, td.Name, d)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Join(listed, ",") != strings.Join(keys, ",") {
-				t.Fatalf("%s %s: Archive.Objects = %v, the manifest lists %v", td.Name, d, listed, keys)
-			}
 			perDay[td.Name+"/"+d] = len(keys)
 			for _, k := range keys {
+				if !planned[k] {
+					t.Fatalf("%s %s: Archive.Objects lists %s, which Iceberg scan planning of the table does not return", td.Name, d, k)
+				}
+				delete(planned, k)
 				rel, ok := strings.CutPrefix(k, prefix+"/")
-				if !ok {
-					t.Fatalf("listed key %s is outside the archive prefix %s", k, prefix)
+				if !ok || !strings.HasPrefix(rel, td.Name+"/data/event_date="+d+"/") {
+					t.Fatalf("listed key %s is not under %s/%s/data/event_date=%s/", k, prefix, td.Name, d)
 				}
 				body := getObject(t, c, bucket, k)
 				path := filepath.Join(dir, filepath.FromSlash(rel))
@@ -201,6 +198,9 @@ func download(t *testing.T, c *awsclient.Clients, a *archiver.Archive, bucket, p
 					t.Fatal(err)
 				}
 			}
+		}
+		if len(planned) > 0 {
+			t.Fatalf("%s: Iceberg scan planning returns files no partition's Archive.Objects lists: %v", td.Name, planned)
 		}
 	}
 	return localFiles(t, dir), perDay
@@ -300,10 +300,11 @@ func TestArchiveAcceptance(t *testing.T) {
 	consume(t, c, n, stream, "projector", projector.NewHandler(proj, dl, projector.HandlerConfig{}, quietLog()).Handle, dl, 500, false)
 	projected := time.Now()
 
-	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: prefix})
+	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: prefix, Catalog: "sqlite:" + filepath.Join(t.TempDir(), "catalog.db")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { a.Close() })
 	inj := &redeliver{h: archiver.NewHandler(a, quietLog()).Handle, bisect: map[int]bool{2: true}, resend: map[int]bool{5: true}}
 	ast := consume(t, c, n, stream, "archiver", inj.Handle, dl, 200, true)
 	if inj.bisected != 1 || inj.resent != 1 || ast.Bisections < 1 || ast.Records <= int64(accepted) {

@@ -26,7 +26,8 @@ import (
 
 // These tests need no services: events are folded by the projector into
 // its in-memory store, written with archiver.Encode into local Parquet files
-// in the archive's layout, and the named queries run in DuckDB over them.
+// laid out as the Iceberg tables' data files (no event_date column), and the
+// named queries run in DuckDB over them.
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json from the current results")
 
@@ -114,9 +115,11 @@ func project(t testing.TB, evs []schema.Event) projections {
 	return p
 }
 
-// writeArchive writes events with archiver.Encode as the archive lays them
-// out, dir/<table>/event_date=<UTC date>/<n>.parquet, each partition split
-// into up to pieces objects (as batches would write them).
+// writeArchive writes events with archiver.Encode as the Iceberg tables lay
+// out their data files, dir/<table>/data/event_date=<UTC date>/<n>.parquet
+// (the directory is the day(event_time) partition's; the files have no
+// event_date column), each partition split into up to pieces files (as
+// batches would write them).
 func writeArchive(t testing.TB, dir string, evs []schema.Event, pieces int) {
 	t.Helper()
 	groups := map[string][]archiver.Record{}
@@ -125,7 +128,7 @@ func writeArchive(t testing.TB, dir string, evs []schema.Event, pieces int) {
 		if !ok {
 			t.Fatalf("no archive table for %s", e.Type)
 		}
-		k := table + "/" + archiver.PartitionKey + "=" + e.Time.UTC().Format("2006-01-02")
+		k := table + "/data/event_date=" + archiver.EventDate(e.Time)
 		groups[k] = append(groups[k], archiver.Record{Event: e, Seq: seq(i), StreamEventID: fmt.Sprint(i)})
 	}
 	for k, recs := range groups {

@@ -22,11 +22,13 @@ import (
 )
 
 // This file is the DuckDB harness: an in-memory DuckDB with one view per
-// archive table over local Parquet files in the archive's layout
-// (<table>/event_date=D/<object>.parquet), the shims of
-// queries.DuckDBShims, and the figures each named query must reproduce,
-// computed from projection items (the projector's MemStore in unit tests,
-// DynamoDB Local in the acceptance test).
+// archive table over the data files of the table (the current snapshot's
+// files downloaded from the archive, or local files written with
+// archiver.Encode), the shims of queries.DuckDBShims, and the figures each
+// named query must reproduce, computed from projection items (the
+// projector's MemStore in unit tests, DynamoDB Local in the acceptance
+// test). The views have the tables' columns only: the Iceberg tables are
+// partitioned by day(event_time), hidden, with no event_date column.
 
 // openDuck returns an in-memory DuckDB connection with the shims applied.
 // Extension autoloading is off: the machines have no network, and the
@@ -51,8 +53,12 @@ func openDuck(t testing.TB) *sql.DB {
 	return db
 }
 
-// duckType is the DuckDB type Athena's reading of a Glue column type
-// corresponds to.
+// duckType is the DuckDB type of a column as the views present it. Every
+// timestamp column (Iceberg timestamptz, Parquet TIMESTAMP(MICROS, adjusted
+// to UTC), read by DuckDB as TIMESTAMP WITH TIME ZONE) is presented as
+// TIMESTAMP, its UTC wall time: DuckDB here has no ICU extension, hence no
+// time-zone arithmetic, and the queries' results on UTC wall times are
+// Athena's on timestamp(6) with time zone in UTC (see the package doc).
 var duckType = map[string]string{
 	archiver.TypeString:    "VARCHAR",
 	archiver.TypeBigint:    "BIGINT",
@@ -64,11 +70,23 @@ var duckType = map[string]string{
 
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
+// parquetSource is a DuckDB read_parquet over the given files, with Hive
+// partitioning off: the files' paths hold event_date=YYYY-MM-DD
+// directories (the Iceberg tables' data layout), which are no column.
+func parquetSource(paths []string, extra string) string {
+	quoted := make([]string, len(paths))
+	for i, p := range paths {
+		quoted[i] = sqlString(p)
+	}
+	return fmt.Sprintf("read_parquet([%s], hive_partitioning = false%s)", strings.Join(quoted, ", "), extra)
+}
+
 // createViews creates one view per archive table (archiver.Tables()) over
-// the given local files, grouped by table. Each view has the table's
-// columns as Athena reads them (timestamps as UTC TIMESTAMP) plus
-// event_date, a VARCHAR Hive partition column taken from the path. The
-// files' columns must be exactly the Glue columns, with matching types.
+// the given local data files, grouped by table. Each view has exactly the
+// table's columns, timestamps as UTC TIMESTAMP. The files' columns must be
+// exactly the table's columns, with matching types, the timestamps stored
+// as UTC instants (read as TIMESTAMP WITH TIME ZONE); a file with an
+// event_date column (the Hive layout before Iceberg) is refused.
 func createViews(t testing.TB, db *sql.DB, files map[string][]string) {
 	t.Helper()
 	for _, td := range archiver.Tables() {
@@ -78,15 +96,10 @@ func createViews(t testing.TB, db *sql.DB, files map[string][]string) {
 			for _, c := range td.Columns {
 				sel = append(sel, fmt.Sprintf("CAST(NULL AS %s) AS %s", duckType[c.Type], c.Name))
 			}
-			sel = append(sel, "CAST(NULL AS VARCHAR) AS event_date")
 			mustExec(t, db, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT %s WHERE false", td.Name, strings.Join(sel, ", ")))
 			continue
 		}
-		quoted := make([]string, len(paths))
-		for i, p := range paths {
-			quoted[i] = sqlString(p)
-		}
-		src := fmt.Sprintf("read_parquet([%s], hive_partitioning = true, hive_types = {'event_date': VARCHAR})", strings.Join(quoted, ", "))
+		src := parquetSource(paths, "")
 		got := map[string]string{}
 		rows, err := db.Query("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM " + src + ")")
 		if err != nil {
@@ -100,8 +113,8 @@ func createViews(t testing.TB, db *sql.DB, files map[string][]string) {
 			got[name] = typ
 		}
 		rows.Close()
-		if got["event_date"] != "VARCHAR" {
-			t.Fatalf("%s: event_date is %q, want a VARCHAR partition column from the path", td.Name, got["event_date"])
+		if typ, ok := got["event_date"]; ok {
+			t.Fatalf("%s: the data files have an event_date column (%s); the Iceberg tables have none (day(event_time) is a hidden partition)", td.Name, typ)
 		}
 		for _, c := range td.Columns {
 			typ, ok := got[c.Name]
@@ -109,22 +122,22 @@ func createViews(t testing.TB, db *sql.DB, files map[string][]string) {
 			switch {
 			case !ok:
 				t.Fatalf("%s: the Parquet files lack column %s (%s)", td.Name, c.Name, c.Type)
-			case c.Type == archiver.TypeTimestamp && (typ == "TIMESTAMP WITH TIME ZONE" || typ == "TIMESTAMP"):
-				// TIMESTAMP(MILLIS, adjusted to UTC) reads as TIMESTAMPTZ;
-				// Athena reads it as a timestamp in UTC.
+			case c.Type == archiver.TypeTimestamp && typ == "TIMESTAMP WITH TIME ZONE":
+				// TIMESTAMP(MICROS, adjusted to UTC) reads as TIMESTAMPTZ;
+				// the view holds its UTC wall time.
 				sel = append(sel, fmt.Sprintf("CAST(%s AS TIMESTAMP) AS %s", c.Name, c.Name))
+			case c.Type == archiver.TypeTimestamp:
+				t.Fatalf("%s: column %s is %s in the Parquet files, want TIMESTAMP WITH TIME ZONE (Iceberg timestamptz: TIMESTAMP(MICROS) adjusted to UTC)", td.Name, c.Name, typ)
 			case typ != want:
-				t.Fatalf("%s: column %s is %s in the Parquet files, Glue declares %s (%s)", td.Name, c.Name, typ, c.Type, want)
+				t.Fatalf("%s: column %s is %s in the Parquet files, the table declares %s (%s)", td.Name, c.Name, typ, c.Type, want)
 			default:
 				sel = append(sel, c.Name)
 			}
 			delete(got, c.Name)
 		}
-		delete(got, "event_date")
 		if len(got) > 0 {
-			t.Fatalf("%s: the Parquet files have columns Glue does not declare: %v", td.Name, got)
+			t.Fatalf("%s: the Parquet files have columns the table does not declare: %v", td.Name, got)
 		}
-		sel = append(sel, "event_date")
 		mustExec(t, db, fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT %s FROM %s", td.Name, strings.Join(sel, ", "), src))
 	}
 }
@@ -455,7 +468,8 @@ func checkAll(t testing.TB, db *sql.DB, p projections, from, to string) map[stri
 }
 
 // localFiles lists the Parquet files under dir by table (the first path
-// element), as the archive lays them out.
+// element): dir/<table>/data/event_date=D/<file>.parquet, as the archive's
+// Iceberg tables lay out their data files under the prefix.
 func localFiles(t testing.TB, dir string) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}

@@ -15,7 +15,8 @@
 -- (created < queued < processing < completed = failed), ties broken by the
 -- later (event_time, event_id), so a late processing never hides completed;
 -- the day is that of the earliest created event, else of the earliest event.
--- Partitions read: event_date from from_date - 1 day to to_date + 1 day.
+-- Reads event_time from from_date - 1 day (00:00 UTC) to before to_date + 2
+-- days: the day(event_time) partitions from_date - 1 to to_date + 1.
 WITH params AS (
   SELECT CAST(? AS DATE) AS from_date, CAST(? AS DATE) AS to_date
 ),
@@ -23,8 +24,8 @@ message_events AS (
   SELECT e.subject, e.event_id, e.event_time, e.event_type, e.stage
   FROM messages e
   CROSS JOIN params p
-  WHERE e.event_date BETWEEN CAST(CAST(p.from_date - INTERVAL '1' DAY AS DATE) AS VARCHAR)
-                         AND CAST(CAST(p.to_date + INTERVAL '1' DAY AS DATE) AS VARCHAR)
+  WHERE e.event_time >= p.from_date - INTERVAL '1' DAY
+    AND e.event_time < p.to_date + INTERVAL '2' DAY
     AND e.event_type IN ('rez.message.created', 'rez.message.queued', 'rez.message.processing',
                          'rez.message.completed', 'rez.message.failed')
 ),

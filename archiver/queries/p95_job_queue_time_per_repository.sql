@@ -19,7 +19,8 @@
 -- event_id) over webhooks and runner events. In Athena approx_percentile is
 -- an approximation; DuckDB runs it as the exact nearest-rank percentile (see
 -- queries.DuckDBShims), which is what the acceptance test compares.
--- Partitions read: event_date from from_date - 1 day to to_date + 1 day.
+-- Reads event_time from from_date - 1 day (00:00 UTC) to before to_date + 2
+-- days: the day(event_time) partitions from_date - 1 to to_date + 1.
 WITH params AS (
   SELECT CAST(? AS DATE) AS from_date, CAST(? AS DATE) AS to_date
 ),
@@ -27,8 +28,8 @@ job_events AS (
   SELECT e.subject, e.event_id, e.event_time, e.event_type, e.repo_full_name, e.created_at, e.started_at
   FROM github_jobs e
   CROSS JOIN params p
-  WHERE e.event_date BETWEEN CAST(CAST(p.from_date - INTERVAL '1' DAY AS DATE) AS VARCHAR)
-                         AND CAST(CAST(p.to_date + INTERVAL '1' DAY AS DATE) AS VARCHAR)
+  WHERE e.event_time >= p.from_date - INTERVAL '1' DAY
+    AND e.event_time < p.to_date + INTERVAL '2' DAY
     AND e.subject LIKE 'github/%/job/%'
 ),
 repository AS (

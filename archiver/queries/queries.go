@@ -1,8 +1,9 @@
-// Package queries holds streamfold's named analyst queries over the Parquet
-// archive: Athena (Trino) SQL, one file per query, embedded in the binary.
-// Terraform creates one aws_athena_named_query per file in the archive's
-// Glue database, and the acceptance tests run the same text in DuckDB over
-// the archived objects and compare the answers with the projections.
+// Package queries holds streamfold's named analyst queries over the archive's
+// Apache Iceberg tables: Athena (Trino, engine 3) SQL, one file per query,
+// embedded in the binary. Terraform creates one aws_athena_named_query per
+// file in the archive's Glue database, and the acceptance tests run the same
+// text in DuckDB over the data files of the tables' current snapshots and
+// compare the answers with the projections.
 //
 // # Contract
 //
@@ -20,17 +21,23 @@
 // database/sql arguments), in the order the header lists them; each
 // placeholder appears exactly once. Every query takes from_date and to_date
 // (quoted 'YYYY-MM-DD' literals, inclusive; in Athena pass them as
-// execution parameters, e.g. ['2026-11-19', '2026-11-22']), reports the
-// entities whose date (of start, creation) lies in that range, and reads
-// only the partitions event_date from from_date - 1 day to to_date + 1 day.
-// The parameters enter once, in a one-row params CTE; the bounds are
-// constants derived from them, which the engine folds into the partition
-// filter (the archive's Glue tables use partition projection on
-// event_date). The day before lets a query see where an entity began (one
-// that began before from_date is left out rather than half counted); the day
-// after lets it see late terminal events of the entities of to_date. An
-// entity whose events span more than that is folded from the events inside
-// the window only.
+// execution parameters, e.g. EXECUTE q USING '2026-11-19', '2026-11-22'),
+// reports the entities whose date (of start, creation) lies in that range,
+// and reads only the events with
+//
+//	event_time >= from_date - INTERVAL '1' DAY AND event_time < to_date + INTERVAL '2' DAY
+//
+// that is the UTC days from_date - 1 to to_date + 1. The tables are
+// partitioned by day(event_time) (hidden partitioning: there is no date
+// column), so Athena turns that filter into the partitions of those days and,
+// through the files' event_time bounds, into the files to read. The
+// parameters enter once, in a one-row params CTE; the bounds are constants
+// derived from them, which the engine folds into the filter it pushes down
+// to the Iceberg scan. The day before lets a query see where an entity began
+// (one that began before from_date is left out rather than half counted);
+// the day after lets it see late terminal events of the entities of to_date.
+// An entity whose events span more than that is folded from the events
+// inside the window only.
 //
 // The queries reference the archive's four tables unqualified
 // (agent_executions, album_workflow, github_jobs, messages; the database is
@@ -40,25 +47,35 @@
 // ties broken by the later (event_time, event_id); constants as the least
 // non-empty value; dates from the earliest relevant event.
 //
+// # Times
+//
+// Athena reads the tables' timestamp columns (Iceberg timestamptz, Parquet
+// TIMESTAMP(MICROS, adjusted to UTC)) as timestamp(6) with time zone, in
+// UTC. The queries compare them with DATE bounds (Trino coerces a DATE to
+// timestamp with time zone at midnight of the session time zone, UTC in
+// Athena), take their date with CAST(... AS DATE) (the UTC date), subtract
+// them with date_diff and shift them by intervals: operations whose results
+// are those of the same UTC wall times without a zone. DuckDB without its
+// ICU extension (the test machines have none) has no time-zone arithmetic,
+// so a DuckDB reader must read every timestamp column as TIMESTAMP, the UTC
+// wall time (CAST(col AS TIMESTAMP) of the TIMESTAMPTZ DuckDB reads), which
+// gives the same answers. The archive keeps microseconds; the projector
+// orders events of one subject by their full-precision time, so the orders
+// agree unless two events of one subject are less than a microsecond apart
+// (then they are ordered by event_id here).
+//
 // # Portability
 //
 // The SQL uses only functions that Trino (Athena engine 3) and DuckDB 1.1
 // both have, with the same meaning (CAST, CASE, COALESCE, NULLIF, min, max,
 // count, sum, row_number() OVER, date_diff('millisecond', a, b), floor,
-// regexp_extract, split_part, substr, interval arithmetic), except the
-// one DuckDBShims defines as a DuckDB macro: approx_percentile(x, p) is, in
-// DuckDB, the exact nearest-rank percentile, the ceil(p*n)-th smallest of
+// regexp_extract, split_part, substr, date and interval arithmetic), except
+// the one DuckDBShims defines as a DuckDB macro: approx_percentile(x, p) is,
+// in DuckDB, the exact nearest-rank percentile, the ceil(p*n)-th smallest of
 // the n non-null values (p a decimal literal, so p*n is exact). Athena's
-// approx_percentile is an approximation of the same figure.
-//
-// The archive stores event_time in milliseconds; the projector orders
-// events of one subject by their full-precision time. Producers write
-// millisecond times (simulate does), so the orders agree; two events of one
-// subject less than a millisecond apart would be ordered by event_id here.
-//
-// A DuckDB reader must also read timestamps as TIMESTAMP (UTC wall time,
-// as Athena reads Parquet TIMESTAMP(MILLIS, UTC)) and event_date as a
-// VARCHAR Hive partition column, as the Glue tables declare it.
+// approx_percentile is an approximation of the same figure. In DuckDB
+// DATE +/- INTERVAL is a TIMESTAMP (in Trino a DATE); compared with a
+// timestamp column both mean midnight UTC of that day.
 //
 // The package is pure (no cgo, no I/O beyond the embedded files) and its
 // values are immutable; it is safe for concurrent use.

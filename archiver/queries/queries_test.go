@@ -76,10 +76,20 @@ func TestAll(t *testing.T) {
 				t.Error("reads no archive table")
 			}
 			// Partition pruning: every read of an archive table (aliased
-			// e) is filtered on event_date.
-			reads := regexp.MustCompile(`FROM (agent_executions|album_workflow|github_jobs|messages) e\n`).FindAllString(sql, -1)
-			if filters := strings.Count(sql, "WHERE e.event_date BETWEEN "); len(reads) == 0 || filters != len(reads) {
-				t.Errorf("%d reads of archive tables, %d filters on e.event_date", len(reads), filters)
+			// e) is filtered on event_time, from midnight UTC of the day
+			// before from_date to midnight after the day after to_date
+			// (the day(event_time) partitions from_date - 1 to to_date +
+			// 1); there is no event_date column any more.
+			reads := regexp.MustCompile(`FROM (agent_executions|album_workflow|github_jobs|messages) e\n  CROSS JOIN params p\n`).FindAllString(sql, -1)
+			const window = "  WHERE e.event_time >= p.from_date - INTERVAL '1' DAY\n    AND e.event_time < p.to_date + INTERVAL '2' DAY\n"
+			if filters := strings.Count(sql, window); len(reads) == 0 || filters != len(reads) {
+				t.Errorf("%d reads of archive tables, %d filters on e.event_time (want %q after each)", len(reads), filters, window)
+			}
+			if strings.Contains(q.SQL, "event_date") {
+				t.Error("mentions event_date: the Iceberg tables have no such column (filter on event_time)")
+			}
+			if !strings.Contains(q.SQL, "WITH params AS (\n  SELECT CAST(? AS DATE) AS from_date, CAST(? AS DATE) AS to_date\n)") {
+				t.Error("the parameters must enter once, as DATEs, in the params CTE")
 			}
 			// Portability: only functions Athena (Trino) and DuckDB both
 			// have, or that queries.DuckDBShims defines.
@@ -116,7 +126,7 @@ func TestByName(t *testing.T) {
 
 func TestParse(t *testing.T) {
 	const good = "-- What it answers,\n-- on two lines.\n--\n-- Parameters:\n--   from_date  first day\n--   to_date    last day\n--\n" +
-		"-- Agrees with: the metrics table,\n-- row by row.\nSELECT 1 FROM messages WHERE event_date BETWEEN ? AND ?\n"
+		"-- Agrees with: the metrics table,\n-- row by row.\nSELECT 1 FROM messages WHERE event_time >= CAST(? AS DATE) AND event_time < CAST(? AS DATE)\n"
 	q, err := queries.Parse("x_y.sql", good)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,8 @@
 -- its durationMs, else of the earliest event; costs are summed exactly in
 -- nano-dollars (estimatedCost has at most 9 decimal places), as the
 -- projector's counters are.
--- Partitions read: event_date from from_date - 1 day to to_date + 1 day.
+-- Reads event_time from from_date - 1 day (00:00 UTC) to before to_date + 2
+-- days: the day(event_time) partitions from_date - 1 to to_date + 1.
 WITH params AS (
   SELECT CAST(? AS DATE) AS from_date, CAST(? AS DATE) AS to_date
 ),
@@ -29,8 +30,8 @@ execution_events AS (
   SELECT e.subject, e.event_id, e.event_time, e.event_type, e.workflow_type, e.duration_ms, e.estimated_cost
   FROM album_workflow e
   CROSS JOIN params p
-  WHERE e.event_date BETWEEN CAST(CAST(p.from_date - INTERVAL '1' DAY AS DATE) AS VARCHAR)
-                         AND CAST(CAST(p.to_date + INTERVAL '1' DAY AS DATE) AS VARCHAR)
+  WHERE e.event_time >= p.from_date - INTERVAL '1' DAY
+    AND e.event_time < p.to_date + INTERVAL '2' DAY
     AND e.subject LIKE 'albums/execution/%'
 ),
 outcome AS (
