@@ -304,3 +304,24 @@ func TestEventsAndScanStop(t *testing.T) {
 		t.Fatalf("Scan did not stop at fn's error: %v after %d", err, n)
 	}
 }
+
+// TestNamespaceOfAnotherArchive: a catalog namespace whose tables belong to
+// another archive (bucket or prefix) is refused, never written through.
+func TestNamespaceOfAnotherArchive(t *testing.T) {
+	ctx := context.Background()
+	mem := s3mem.New("bkt")
+	cat := "sqlite:" + t.TempDir() + "/c.db"
+	a := newArchive(t, mem, archiver.Config{Bucket: "bkt", Prefix: "one", Catalog: cat})
+	recs := simRecords(t, 3, 50, 1)
+	if _, err := a.WriteBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	b := newArchive(t, mem, archiver.Config{Bucket: "bkt", Prefix: "two", Catalog: cat})
+	if _, err := b.WriteBatch(ctx, recs); !errors.Is(err, archiver.ErrSchemaMismatch) || !strings.Contains(err.Error(), "another archive uses this namespace") {
+		t.Fatalf("writing through another archive's tables: %v", err)
+	}
+	c := newArchive(t, mem, archiver.Config{Bucket: "bkt", Prefix: "two", Catalog: cat, Namespace: "other"})
+	if _, err := c.WriteBatch(ctx, recs); err != nil {
+		t.Fatalf("own namespace: %v", err)
+	}
+}

@@ -359,13 +359,19 @@ func (a *Archive) Maintain(ctx context.Context, table string, opts MaintainOptio
 		}
 		st.SnapshotsExpired = st.SnapshotsBefore - len(t.Metadata().Snapshots())
 	}
-	res, err := t.DeleteOrphanFiles(ctx, icetable.WithFilesOlderThan(opts.OrphanAge), icetable.WithDryRun(opts.DryRun))
-	if err != nil {
-		return st, fmt.Errorf("archiver: delete orphan files of %s: %w", table, err)
-	}
-	st.OrphansDeleted = len(res.OrphanFileLocations)
-	for _, f := range res.OrphanFiles {
-		st.OrphanBytes += f.SizeBytes
+	// Only under data/ and metadata/: the table's location also holds the
+	// files of the pre-Iceberg format (<table>/event_date=D/), which no
+	// snapshot holds and which must survive until they are migrated.
+	for _, dir := range []string{dataDir, "metadata"} {
+		loc := "s3://" + a.l.bucket + "/" + a.l.tableDir(table) + "/" + dir
+		res, err := t.DeleteOrphanFiles(ctx, icetable.WithLocation(loc), icetable.WithFilesOlderThan(opts.OrphanAge), icetable.WithDryRun(opts.DryRun))
+		if err != nil {
+			return st, fmt.Errorf("archiver: delete orphan files of %s under %s: %w", table, loc, err)
+		}
+		st.OrphansDeleted += len(res.OrphanFileLocations)
+		for _, f := range res.OrphanFiles {
+			st.OrphanBytes += f.SizeBytes
+		}
 	}
 	return st, nil
 }

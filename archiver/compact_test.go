@@ -370,3 +370,34 @@ func objectBytes(t testing.TB, mem *s3mem.S3, bucket string, keys []string) int6
 	}
 	return n
 }
+
+// TestMaintainKeepsLegacyObjects: orphan cleanup deletes old orphan files
+// under a table's data/ but never the pre-Iceberg objects that share the
+// table's location (PREFIX/<table>/event_date=D/), which wait for their
+// migration.
+func TestMaintainKeepsLegacyObjects(t *testing.T) {
+	ctx := context.Background()
+	mem, a := memArchive(t)
+	recs, date := dayOf(simRecords(t, 21, 200, 1), archiver.TableMessages)
+	writeSmall(t, a, recs, 50)
+	legacy := "archive/messages/event_date=" + date + "/0000000000000000000000000000000000000001.parquet"
+	orphan := "archive/messages/data/event_date=" + date + "/0000000000000000000000000000000000000001-0000000000000000000000000000000000000002.parquet"
+	mem.SetClock(func() time.Time { return time.Now().Add(-30 * 24 * time.Hour) })
+	for _, k := range []string{legacy, orphan} {
+		if _, err := mem.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String(k), Body: strings.NewReader("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mem.SetClock(time.Now)
+	st, err := a.Maintain(ctx, archiver.TableMessages, archiver.MaintainOptions{})
+	if err != nil || st.OrphansDeleted != 1 {
+		t.Fatalf("maintain: %+v %v; want the one old orphan under data/ deleted", st, err)
+	}
+	if keys := mem.Keys("bkt", legacy); len(keys) != 1 {
+		t.Fatalf("the pre-Iceberg object %s was deleted", legacy)
+	}
+	if keys := mem.Keys("bkt", orphan); len(keys) != 0 {
+		t.Fatalf("the old orphan %s survived", orphan)
+	}
+	exactlyOnce(t, a, recs)
+}

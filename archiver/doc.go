@@ -1,6 +1,7 @@
 // Package archiver writes every event of the event table's stream to S3 as
-// Parquet, partitioned for Athena, and reads it back: the permanent history
-// that analysts query and that projections can be rebuilt from.
+// Apache Iceberg tables (Parquet data files, day partitions), and reads it
+// back: the permanent history that analysts query in Athena and that
+// projections can be rebuilt from.
 //
 // # Tables
 //
@@ -17,122 +18,102 @@
 // usually has one) or a non-UTC zone are also kept as RFC 3339 text in
 // event_time_raw and recorded_at_raw, so that Decode returns the event
 // exactly as it was written. Typed columns are nullable; a payload that
-// does not decode leaves them null. The Parquet schema is built from the
-// same column definitions as the Glue schema (Glue, GlueJSON), in the same
-// order. Files are zstd-compressed (compaction outputs at a higher level),
+// does not decode leaves them null. The Parquet schema and the Iceberg
+// schema (IcebergSchema; Doc for Terraform and the docs) are built from the
+// same column definitions. Files are zstd-compressed (compaction outputs at a higher level),
 // version 1 data pages, row groups of up to 1,000,000 rows or about
 // 128 MiB, rows sorted by event_time.
 //
-// # Layout
+// # Tables, catalog and layout
 //
-//	PREFIX/<table>/event_date=YYYY-MM-DD/<seq, 40 digits>.parquet       one per batch, table and date
-//	PREFIX/<table>/event_date=YYYY-MM-DD/compact-<hash>-<n>.parquet     compaction outputs
-//	PREFIX/_symlink/<table>/event_date=YYYY-MM-DD/manifest              what is visible (see Manifests)
-//	PREFIX/_compaction/<table>/event_date=YYYY-MM-DD/{lock,journal-<hash>.json}
-//	PREFIX/errors/event_date=YYYY-MM-DD/<seq, 40 digits>.json           poison records
+// Each table is an Apache Iceberg table (format version 2) of the same
+// name, partitioned by day(event_time) (hidden partitioning: a query
+// filtering event_time reads only the matching days), with the columns in
+// id order (Column.ID: the envelope 1-12, then the typed columns; Parquet
+// field ids carry them, and columns are only ever added, optional, at the
+// end). The tables are registered in an Iceberg catalog (Config.Catalog):
+// the AWS Glue Data Catalog in AWS, where Athena reads them natively, and
+// an Iceberg SQL catalog in an SQLite file locally and in tests. The
+// archive creates a missing table, and adds columns a table lacks, the
+// first time a process uses it (the tables are the archiver's, not
+// Terraform's: no Terraform resource can declare their partition spec).
 //
-// event_date is the event's own UTC date (a Hive partition, not a column
-// of the files).
+//	PREFIX/<table>/metadata/...                                       Iceberg metadata, manifest lists, manifests
+//	PREFIX/<table>/data/event_date=YYYY-MM-DD/<first>-<last>.parquet  one per batch, table and day (sequences padded to 40 digits)
+//	PREFIX/<table>/data/event_date=YYYY-MM-DD/compact-<hash>-<run>-<n>.parquet  compaction outputs
+//	PREFIX/errors/event_date=YYYY-MM-DD/<seq, 40 digits>.json          poison records
+//
+// The event_date directory is only where files go; what a table holds is
+// its current snapshot, never a listing. Table metadata, manifests and
+// data go through the archive's own S3 client (the "s3" scheme of the
+// Iceberg library is this package's, see s3io.go).
 //
 // # Batches and idempotence
 //
-// WriteBatch groups a batch's records by (table, event_date) and writes each
-// group as one object named after the group's first (lowest) stream sequence
-// number. Why each record ends up archived exactly once although batches are
-// retried, bisected and re-sent: the deliveries of a shard start where its
-// checkpoint is, and the checkpoint only moves forward, to the end of a
-// delivery that succeeded. So the checkpointed deliveries [s1, e1],
-// [s2 = e1+1, e2], ... partition the stream, and every other delivery
-// (a failed attempt, a redelivery after a lost checkpoint, bigger or
-// smaller, the first half of a bisected batch) starts at some si and comes
-// before the checkpointed delivery from si and every later one. Take such a
-// delivery D = [si, e] and the key k it wrote for group G: k is the first
-// record of G in [si, e]. Let k lie in the checkpointed [sj, ej]; j >= i, so
-// G has no record in [sj, k) either, k is the first record of G in
-// [sj, ej], and that later delivery writes key k again. Hence every key ends
-// up holding what a checkpointed delivery wrote, and those hold each record
-// once. Objects of different shards never collide (sequence numbers are
-// unique in a stream). The one case this does not cover is a batch whose
-// retries are exhausted (MaximumRetryAttempts): its first record is
-// skipped, and objects its failed attempts listed may hold records that
-// later batches archive again. Configure the archiver's event source
-// mapping with unlimited retries (its failures are S3 outages, not poison,
-// which never fails a batch); compaction removes such duplicates (it keeps
-// one row per subject and event id). A consumer that buffers several stream
-// batches into one WriteBatch keeps this property if it checkpoints only
-// after the write.
+// WriteBatch groups a batch's records by (table, event_date), writes each
+// group as one file named after the group's first (lowest) and last stream
+// sequence numbers, and commits each table's files in one snapshot. The
+// group's first sequence number is its key. Why each record ends up
+// archived exactly once although batches are retried, bisected and re-sent:
+// the deliveries of a shard start where its checkpoint is, and the
+// checkpoint only moves forward, to the end of a delivery that succeeded.
+// So the checkpointed deliveries [s1, e1], [s2 = e1+1, e2], ... partition
+// the stream, and every other delivery (a failed attempt, a redelivery
+// after a lost checkpoint, bigger or smaller, the first half of a bisected
+// batch) starts at some si and comes before the checkpointed delivery from
+// si and every later one. Take such a delivery D = [si, e] and the key k it
+// committed for group G: k is the first record of G in [si, e]. Let k lie
+// in the checkpointed [sj, ej]; j >= i, so G has no record in [sj, k)
+// either, k is the first record of G in [sj, ej], and that later delivery
+// commits key k again. A commit of key k replaces any file of key k with
+// other content in the same snapshot (and skips the group when the same
+// file is committed already: a redelivery of the same range). Hence every
+// key ends up holding what a checkpointed delivery wrote, and those hold
+// each record once. Keys of different shards never collide (sequence
+// numbers are unique in a stream). This needs no shard id, which Lambda's
+// DynamoDB stream records do not carry (a per-shard watermark in table
+// properties would need one).
 //
-// The Handler therefore never reports a partial failure for an S3 error:
-// any failed write fails the whole batch, reported as its first record's
-// SequenceNumber, so the retry starts from the same record.
+// The one case this does not cover is a batch whose retries are exhausted
+// (MaximumRetryAttempts): its first record is skipped, and files its
+// failed attempts committed may hold records that later batches archive
+// again. Configure the archiver's event source mapping with unlimited
+// retries (its failures are S3 or catalog outages, not poison, which never
+// fails a batch); compaction removes such duplicates (it keeps one row per
+// subject and event id). A consumer that buffers several stream batches
+// into one WriteBatch keeps this property if it checkpoints only after the
+// write.
 //
-// # Manifests
+// The Handler therefore never reports a partial failure for an S3 or
+// catalog error: any failed write fails the whole batch, reported as its
+// first record's SequenceNumber, so the retry starts from the same record.
 //
-// S3 has no atomic swap of several objects, so visibility is one object per
-// partition: the manifest, a Hive symlink file (one s3:// URI per line)
-// that Athena reads with SymlinkTextInputFormat, as do Objects, Scan and
-// Events. A data object exists for readers exactly when its partition's
-// manifest lists it. WriteBatch writes all data objects of a batch first,
-// then adds their URIs to the manifests with an optimistic read-modify-
-// write: read the manifest and its ETag, add the URI (a URI listed already
-// is a no-op), write it back with If-Match: ETag (If-None-Match: * when
-// there was none); on 412 PreconditionFailed (or 409
-// ConditionalRequestConflict) another writer got there first, so read again
-// and redo, with jittered backoff. Concurrent batches of different shards
-// thus never lose each other's entries. A data object written by a batch
-// that failed before listing it is an orphan (Orphans): invisible, and
-// listed when the batch is retried (it rewrites and lists the same key).
-// Never list orphans by hand: their records may be listed elsewhere;
-// deleting orphans older than the stream retention (24 h) is always safe.
+// # Commits and concurrency
 //
-// # Compaction
+// A commit is optimistic: it writes the new metadata and asks the catalog
+// to move the table's pointer from the metadata it read (SQL: a
+// conditional UPDATE; Glue: UpdateTable with the version id). When another
+// writer moved it first, the archive reloads the table, recomputes what is
+// committed already, and commits again, with jittered backoff, up to 30
+// attempts (ErrCommitContention). Batches of different shards, compactions
+// and maintenance may therefore run at once. A file written by a batch
+// that failed before its commit is an orphan (Orphans): invisible, and
+// committed or replaced when the batch is retried; Maintain deletes
+// orphans older than three days.
 //
-// Batches make many small objects, which makes Athena slow. Compact merges
-// a partition's small objects into few large ones (CompactOptions), and no
-// reader ever sees an event twice or misses one:
+// # Compaction and maintenance
 //
-//  1. take the partition's lock (a conditional create of _compaction/.../lock,
-//     with an expiry; an expired lock is taken over with If-Match);
-//  2. finish the journals that interrupted runs left (below);
-//  3. read the manifest (ETag E) and plan: the listed objects smaller than
-//     the target and older than MinAge, packed into groups of at most the
-//     target size; outputs are named compact-<hash of the inputs>-<n>, so
-//     a re-run of the same plan writes the same keys;
-//  4. write a journal naming inputs and outputs;
-//  5. write the outputs: the inputs' rows merged in (event_time, sequence)
-//     order, one row per (subject, event id);
-//  6. swap the manifest with If-Match E: the inputs' URIs are replaced by
-//     the outputs', every other URI is kept; on a conflict (a batch added a
-//     URI meanwhile) re-read and redo, keeping the new URIs; if an input is
-//     no longer listed, abort (ErrCompactionConflict) and delete the outputs;
-//  7. delete the inputs (now or, with Grace, in a later run), then the
-//     journal; release the lock.
-//
-// What readers see: before step 6, the old manifest and its inputs; after
-// it, the new manifest and its outputs; the swap is one PutObject, atomic.
-// A reader that read the old manifest an instant before the swap may find
-// an input deleted in step 7: its query fails (NoSuchKey) but never returns
-// wrong data; Grace keeps the inputs for such readers. A crash between any
-// two steps leaves the manifest either before or after the swap, never in
-// between. The next Compact of the partition finds the journal and deletes
-// every input or output of it that the manifest does not list (the outputs
-// of a run that did not swap, the inputs of one that did): unlisted objects
-// are invisible, so deleting them is safe. The lock makes sure the journal
-// belongs to a run that is over. MinAge (default 24 h, the stream
-// retention) keeps compaction away from objects a retried batch could still
-// rewrite: a batch can only be re-delivered while its records are in the
-// stream.
-//
-// # Athena
-//
-// The Glue tables (terraform/generated/glue_tables.json, generated by
-// `go test ./archiver -run TestGlueSchema -update`) point LOCATION at
-// PREFIX/_symlink/<table>/ with SymlinkTextInputFormat and the Parquet
-// SerDe, and project event_date (storage.location.template
-// .../_symlink/<table>/event_date=${event_date}/), so no crawler or MSCK is
-// needed. Athena lists a partition's directory, finds the manifest, and
-// reads exactly the objects it lists: what it sees changes only when a
-// manifest is replaced, and each replacement is atomic.
+// Batches make many small files, which makes Athena slow. Compact merges a
+// partition's small files (older than MinAge, default 24 h: a batch can be
+// redelivered only while its records are in the stream) into few large
+// ones, one row per (subject, event id) (Iceberg's own rewrite does not
+// deduplicate), and commits one snapshot replacing the inputs with the
+// outputs. Readers plan on one snapshot: they see the inputs or the
+// outputs, never both, never neither. If another commit removed an input
+// first, Compact deletes its own outputs (named per run) and returns
+// ErrCompactionConflict. Replaced files stay for readers and time travel
+// until Maintain expires the snapshots that hold them (default: older than
+// 7 days, keeping the newest 10) and deletes the files only those held.
 //
 // # Errors and non-events
 //
@@ -146,6 +127,6 @@
 // # Concurrency
 //
 // An Archive and a Handler are safe for concurrent use by many goroutines
-// and processes: batches of different shards, a compaction and readers may
-// run at once. One compaction per partition runs at a time (the lock).
+// and processes: batches of different shards, compactions, maintenance and
+// readers may run at once (see Commits and concurrency).
 package archiver

@@ -139,6 +139,10 @@ func (k *lake) ensure(ctx context.Context, name string) (*table.Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("archiver: load table %s: %w", strings.Join(id, "."), err)
 	}
+	if loc, want := strings.TrimSuffix(t.Location(), "/"), "s3://"+k.l.bucket+"/"+k.l.tableDir(name); loc != want {
+		return nil, fmt.Errorf("%w: table %s of the catalog is at %s, not at this archive's %s (another archive uses this namespace: pick another --namespace or catalog)",
+			ErrSchemaMismatch, strings.Join(id, "."), loc, want)
+	}
 	have := t.Schema()
 	var missing []iceberg.NestedField
 	for _, f := range want.Fields() {

@@ -6,11 +6,14 @@
 //	{"maintenance": {"task": "verify"}}
 //
 // The event names a task, never a storage format: "compact" is "make the
-// day's data few large files", whatever the archive's table format does for
-// that (Parquet objects and symlink manifests today, an Iceberg rewrite
-// later), and "verify" is "recompute the counters from the archive and
-// compare". A new format changes the Compactor and Verifier behind Runner,
-// not the schedules.
+// day's data few large files, then do the table format's upkeep", and
+// "verify" is "recompute the counters from the archive and compare". With
+// the archive's Iceberg tables, compact runs archiver.Archive.Compact (a
+// deduplicating rewrite committed as one snapshot) for the day, then
+// archiver.Archive.Maintain on every table: snapshot expiry (older than 7
+// days, keeping the newest 10; the files only expired snapshots held are
+// deleted) and orphan-file cleanup (files of failed commits older than 3
+// days). The schedules did not change when the format did.
 //
 // Contracts:
 //   - compact works on the day before yesterday (UTC) unless the event names
@@ -18,9 +21,10 @@
 //     batches, and objects younger than a day are left alone anyway
 //     (archiver.DefaultCompactMinAge). It is idempotent: a second run over
 //     a compacted day merges nothing (archiver.Archive.Compact plans from
-//     the manifest, and a partition of one large object has nothing to
-//     merge), so Lambda's retries of the asynchronous invocation and a
-//     manual rerun are safe.
+//     the table's current snapshot, and a partition of one large file has
+//     nothing to merge; expiry and orphan cleanup are idempotent too), so
+//     Lambda's retries of the asynchronous invocation and a manual rerun
+//     are safe.
 //   - verify's difference count is published as the metric
 //     VerifyDifferences; differences are not a failure of the task (the
 //     alarm on the metric reports them), an unreadable archive or table is.

@@ -74,6 +74,11 @@ func (f *fakeCompactor) Compact(_ context.Context, table, date string, _ archive
 	return archiver.CompactStats{Table: table, Date: date}, f.err
 }
 
+func (f *fakeCompactor) Maintain(_ context.Context, table string, _ archiver.MaintainOptions) (archiver.MaintainStats, error) {
+	f.calls = append(f.calls, "maintain "+table)
+	return archiver.MaintainStats{Table: table}, nil
+}
+
 type fakeVerifier struct {
 	diffs int
 	err   error
@@ -97,7 +102,7 @@ func TestRunnerDates(t *testing.T) {
 		{time.Date(2026, 3, 1, 0, 30, 0, 0, time.FixedZone("CET", 3600)), "", "2026-02-26", 0, nil}, // 2026-02-28 23:30 UTC
 		{time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC), "", "2026-11-21", 3, nil},
 		{time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC), "2026-01-05", "2026-01-05", 0, nil},
-		{time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC), "", "2026-11-22", 0, archiver.ErrCompactionLocked},
+		{time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC), "", "2026-11-22", 0, archiver.ErrCompactionConflict},
 	} {
 		c := &fakeCompactor{err: tt.compactEr}
 		var metrics bytes.Buffer
@@ -113,7 +118,7 @@ func TestRunnerDates(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || res.Date != tt.wantDate || strings.Join(c.calls, ",") != "github_jobs "+tt.wantDate+",messages "+tt.wantDate {
+		if err != nil || res.Date != tt.wantDate || strings.Join(c.calls, ",") != "github_jobs "+tt.wantDate+",messages "+tt.wantDate+",maintain github_jobs,maintain messages" {
 			t.Errorf("now %s: date %q, calls %v, %v; want %s", tt.now, res.Date, c.calls, err, tt.wantDate)
 		}
 		if !strings.Contains(metrics.String(), `"MaintenanceSucceeded":1,"Task":"compact"`) {

@@ -64,7 +64,7 @@ func TestScheduledMaintenance(t *testing.T) {
 	c := testenv.S3Clients(t)
 	ctx := context.Background()
 	bucket := testenv.Bucket(t, c, "")
-	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive"})
+	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive", Catalog: "sqlite:" + t.TempDir() + "/catalog.db"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,11 @@ import (
 // DefaultDaysAgo: compact works on the day before yesterday.
 const DefaultDaysAgo = 2
 
-// Compactor compacts one day of one archive table (archiver.Archive).
+// Compactor compacts one day of one archive table and runs a table's
+// Iceberg maintenance (archiver.Archive).
 type Compactor interface {
 	Compact(ctx context.Context, table, date string, opts archiver.CompactOptions) (archiver.CompactStats, error)
+	Maintain(ctx context.Context, table string, opts archiver.MaintainOptions) (archiver.MaintainStats, error)
 }
 
 // Verifier compares the projections with the archive (ArchiveVerifier).
@@ -51,6 +53,10 @@ type Config struct {
 	Tables []string
 	// Compact tunes the compactions (zero value: archiver's defaults).
 	Compact archiver.CompactOptions
+	// Maintain tunes snapshot expiry and orphan cleanup (zero value:
+	// archiver's defaults: snapshots older than 7 days, keeping 10; orphans
+	// older than 3 days).
+	Maintain archiver.MaintainOptions
 }
 
 // Validate names the bad field (call after SetDefaults).
@@ -69,6 +75,9 @@ func (c Config) Validate() error {
 		if !known[t] {
 			return fmt.Errorf("maintenance: Config.Tables: unknown table %q", t)
 		}
+	}
+	if err := c.Maintain.Validate(); err != nil {
+		return err
 	}
 	return c.Compact.Validate()
 }
@@ -118,6 +127,9 @@ type Result struct {
 	// Date is the day compact worked on.
 	Date      string                  `json:"date,omitempty"`
 	Compacted []archiver.CompactStats `json:"compacted,omitempty"`
+	// Maintained is what snapshot expiry and orphan cleanup did, per table
+	// (compact runs them after compacting).
+	Maintained []archiver.MaintainStats `json:"maintained,omitempty"`
 	// Differences is verify's difference count.
 	Differences *int `json:"differences,omitempty"`
 	// Events is how many archived events verify folded.
@@ -171,6 +183,16 @@ func (r *Runner) compact(ctx context.Context, res *Result) error {
 			return fmt.Errorf("maintenance: compact %s %s: %w", t, res.Date, err)
 		}
 		res.Compacted = append(res.Compacted, st)
+	}
+	// Then the Iceberg upkeep: expire old snapshots (deleting the files
+	// only they held, such as the inputs just compacted a week ago) and
+	// delete orphan files of failed commits.
+	for _, t := range r.cfg.Tables {
+		st, err := r.compactor.Maintain(ctx, t, r.cfg.Maintain)
+		if err != nil {
+			return fmt.Errorf("maintenance: maintain %s: %w", t, err)
+		}
+		res.Maintained = append(res.Maintained, st)
 	}
 	return nil
 }

@@ -13,37 +13,47 @@ import (
 )
 
 func init() {
-	register(command{name: "archive", summary: "inspect and compact the Parquet archive on S3; print its Glue schema and named queries", run: runArchive})
+	register(command{name: "archive", summary: "inspect, compact and maintain the Iceberg archive; print its table schemas and named queries; migrate an old archive", run: runArchive})
 }
 
 const archiveHelp = `Usage:
-  streamfold archive ls [flags]              partitions per table with their object counts (from the manifests)
-  streamfold archive compact --date D [flags] merge a day's small objects into few large ones
-  streamfold archive errors [flags]          poison records kept under the archive's errors/ prefix
-  streamfold archive glue                    the Glue table definitions (JSON) Terraform builds from
-  streamfold archive queries [NAME]          the named Athena queries, or one query's SQL
+  streamfold archive ls [flags]               partitions (days) per table with their data-file counts
+  streamfold archive compact --date D [flags] merge a day's small data files into few large ones
+  streamfold archive maintain [flags]         expire old snapshots and delete orphan files
+  streamfold archive errors [flags]           poison records kept under the archive's errors/ prefix
+  streamfold archive tables                   the Iceberg tables: columns, field ids, types (JSON)
+  streamfold archive queries [NAME]           the named Athena queries, or one query's SQL
+  streamfold archive migrate [flags]          move an archive of the old symlink-manifest format into Iceberg
 
-The archive is s3://BUCKET/PREFIX (--archive-uri; default
-s3://PREFIX-STAGE-archive/archive, where the local stack and Terraform put it).
-Data objects live under PREFIX/<table>/event_date=YYYY-MM-DD/; what readers
-(Athena, DuckDB, rebuild, verify) see of a partition is exactly what its
-manifest PREFIX/_symlink/<table>/event_date=D/manifest lists.
+The archive is one Apache Iceberg table per source, in s3://BUCKET/PREFIX
+(--archive-uri; default s3://PREFIX-STAGE-archive/archive), partitioned by
+day(event_time): metadata under PREFIX/<table>/metadata/, data files under
+PREFIX/<table>/data/event_date=YYYY-MM-DD/. The tables are registered in an
+Iceberg catalog (--catalog): the local stack's SQLite file, or the AWS Glue
+Data Catalog, in the namespace (Glue database) --namespace. Readers (Athena,
+DuckDB, rebuild, verify) see a table's current snapshot, never a listing.
 
-compact writes the merged objects first, then swaps the manifest in one
-conditional PUT, and only then deletes the replaced objects (after --grace):
-a reader sees every event exactly once at every moment (docs/archiver.md).
-Objects younger than --min-age are left alone, because a batch that wrote
-them might still be retried; --min-age 0s takes every object (safe once the
-archiver is stopped or caught up).
+compact writes the merged files (one row per subject and event id), then
+commits one snapshot replacing the inputs with them: a reader sees every
+event exactly once at every moment. Files younger than --min-age are left
+alone, because a batch that wrote them might still be redelivered;
+--min-age 0s takes every file (safe once the archiver is stopped or caught
+up). The replaced files stay for readers of older snapshots until maintain
+expires those snapshots (default: older than 7 days, keeping the newest 10)
+and deletes the files only they held, and orphan files (of failed commits)
+older than --orphan-age.
 
 Examples:
   streamfold archive ls
   streamfold archive compact --date 2026-11-20
   streamfold archive compact --date 2026-11-20 --table github_jobs --dry-run --json
+  streamfold archive maintain --dry-run
   streamfold archive errors --json
   streamfold archive queries sf_vs_ldf_cost_per_execution
+  streamfold archive --catalog glue --namespace streamfold_prod_archive ls --archive-uri s3://my-archive/archive
 
-Exit status: 0 ok; 1 errors lists poison records; 2 usage; 3 S3 error.
+Exit status: 0 ok; 1 errors lists poison records, or compact lost to a
+concurrent compaction (retry); 2 usage; 3 S3 or catalog error.
 
 Flags:
 `
@@ -56,9 +66,12 @@ type partitionInfo struct {
 }
 
 func runArchive(ctx context.Context, env *cliEnv, args []string) int {
-	sub, code, ok := subcommand(env, "archive", args, archiveHelp, "ls", "compact", "errors", "glue", "queries")
+	sub, code, ok := subcommand(env, "archive", args, archiveHelp, "ls", "compact", "maintain", "errors", "tables", "queries", "migrate")
 	if !ok {
 		return code
+	}
+	if sub == "migrate" {
+		return archiveMigrate(ctx, env, args[1:])
 	}
 	fs := flag.NewFlagSet("archive "+sub, flag.ContinueOnError)
 	var g globals
@@ -67,18 +80,20 @@ func runArchive(ctx context.Context, env *cliEnv, args []string) int {
 	asJSON := fs.Bool("json", false, "print JSON")
 	table := fs.String("table", "", "only this table (agent_executions, album_workflow, github_jobs, messages)")
 	date := fs.String("date", "", "compact: the event date YYYY-MM-DD (required); ls: only this date")
-	minAge := fs.Duration("min-age", archiver.DefaultCompactMinAge, "compact: leave objects younger than this alone (0s: every object)")
-	grace := fs.Duration("grace", 0, "compact: keep replaced objects this long for readers of the previous manifest")
-	dryRun := fs.Bool("dry-run", false, "compact: plan only, change nothing")
+	minAge := fs.Duration("min-age", archiver.DefaultCompactMinAge, "compact: leave files younger than this alone (0s: every file)")
+	snapshotAge := fs.Duration("snapshot-age", archiver.DefaultSnapshotAge, "maintain: expire snapshots older than this (time travel reaches this far back)")
+	retain := fs.Int("retain-snapshots", archiver.DefaultRetainSnapshots, "maintain: always keep this many newest snapshots")
+	orphanAge := fs.Duration("orphan-age", archiver.DefaultOrphanAge, "maintain: delete files no snapshot holds once older than this (at least 1h)")
+	dryRun := fs.Bool("dry-run", false, "compact, maintain: plan only, change nothing")
 	fs.Usage = func() { fmt.Fprint(env.stderr, archiveHelp); fs.PrintDefaults() }
 	if code, ok := parse(fs, env, args[1:]); !ok {
 		return code
 	}
 	switch sub {
-	case "glue":
-		b, err := archiver.GlueJSON()
+	case "tables":
+		b, err := archiver.DocJSON()
 		if err != nil {
-			return errorf(env, exitRuntime, "archive glue: %v", err)
+			return errorf(env, exitRuntime, "archive tables: %v", err)
 		}
 		fmt.Fprintln(env.stdout, string(b))
 		return exitOK
@@ -97,15 +112,18 @@ func runArchive(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitRuntime, "archive %s: %v", sub, err)
 	}
-	a, err := openArchive(c, n, *uri)
+	a, err := g.openArchive(c, n, *uri)
 	if err != nil {
-		return errorf(env, exitUsage, "archive %s: --archive-uri: %v", sub, err)
+		return errorf(env, exitUsage, "archive %s: %v", sub, err)
 	}
+	defer a.Close()
 	switch sub {
 	case "ls":
 		return archiveLs(ctx, env, a, tables, *date, *asJSON)
 	case "errors":
 		return archiveErrors(ctx, env, a, *asJSON)
+	case "maintain":
+		return archiveMaintain(ctx, env, a, tables, archiver.MaintainOptions{SnapshotAge: *snapshotAge, RetainSnapshots: *retain, OrphanAge: *orphanAge, DryRun: *dryRun}, *asJSON)
 	}
 	if *date == "" {
 		return errorf(env, exitUsage, "archive compact: --date: required (YYYY-MM-DD), e.g. --date %s", time.Now().UTC().AddDate(0, 0, -1).Format("2006-01-02"))
@@ -116,13 +134,13 @@ func runArchive(ctx context.Context, env *cliEnv, args []string) int {
 	if *minAge == 0 {
 		*minAge = -1 // CompactOptions: negative takes every object, zero means the default
 	}
-	opts := archiver.CompactOptions{MinAge: *minAge, Grace: *grace, DryRun: *dryRun}
+	opts := archiver.CompactOptions{MinAge: *minAge, DryRun: *dryRun}
 	var all []archiver.CompactStats
 	for _, t := range tables {
 		st, err := a.Compact(ctx, t, *date, opts)
 		if err != nil {
-			if errors.Is(err, archiver.ErrCompactionLocked) {
-				return errorf(env, exitFailed, "archive compact %s %s: %v (another compaction runs; retry later)", t, *date, err)
+			if errors.Is(err, archiver.ErrCompactionConflict) {
+				return errorf(env, exitFailed, "archive compact %s %s: %v (another compaction committed first; run again)", t, *date, err)
 			}
 			return errorf(env, exitRuntime, "archive compact %s %s: %v", t, *date, err)
 		}
@@ -135,9 +153,9 @@ func runArchive(ctx context.Context, env *cliEnv, args []string) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TABLE\tDATE\tOBJECTS BEFORE\tAFTER\tMERGED\tWRITTEN\tROWS\tBYTES IN\tBYTES OUT\tSKIPPED\tDELETED")
+	fmt.Fprintln(tw, "TABLE\tDATE\tFILES BEFORE\tAFTER\tMERGED\tWRITTEN\tROWS\tDUPLICATES\tBYTES IN\tBYTES OUT\tSKIPPED")
 	for _, s := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.Table, s.Date, s.ObjectsBefore, s.ObjectsAfter, s.Inputs, s.Outputs, s.Rows, s.InputBytes, s.OutputBytes, s.Skipped, s.Deleted)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.Table, s.Date, s.ObjectsBefore, s.ObjectsAfter, s.Inputs, s.Outputs, s.Rows, s.Duplicates, s.InputBytes, s.OutputBytes, s.Skipped)
 	}
 	tw.Flush()
 	if *dryRun {
@@ -254,5 +272,36 @@ func archiveQueries(env *cliEnv, args []string, asJSON bool) int {
 		fmt.Fprintf(tw, "%s\t%s\n", q.Name, d)
 	}
 	tw.Flush()
+	return exitOK
+}
+
+// archiveMaintain runs Maintain on each table.
+func archiveMaintain(ctx context.Context, env *cliEnv, a *archiver.Archive, tables []string, opts archiver.MaintainOptions, asJSON bool) int {
+	if err := opts.Validate(); err != nil {
+		return errorf(env, exitUsage, "archive maintain: %v", err)
+	}
+	var all []archiver.MaintainStats
+	for _, t := range tables {
+		st, err := a.Maintain(ctx, t, opts)
+		if err != nil {
+			return errorf(env, exitRuntime, "archive maintain %s: %v", t, err)
+		}
+		all = append(all, st)
+	}
+	if asJSON {
+		if err := writeJSON(env.stdout, all); err != nil {
+			return errorf(env, exitRuntime, "archive maintain: %v", err)
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TABLE\tSNAPSHOTS\tEXPIRED\tORPHAN FILES\tORPHAN BYTES")
+	for _, s := range all {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", s.Table, s.SnapshotsBefore, s.SnapshotsExpired, s.OrphansDeleted, s.OrphanBytes)
+	}
+	tw.Flush()
+	if opts.DryRun {
+		fmt.Fprintln(env.stdout, "dry run: nothing was changed (orphan files are those that would be deleted)")
+	}
 	return exitOK
 }

@@ -27,8 +27,9 @@ nothing).
 
 Stop the old archiver first (or deploy the new one, pointed at the same
 prefix, in its place): a manifest that changes after its partition was
-migrated is refused, with an error naming it. Do not run "archive maintain"
-(or the scheduled maintenance) on a table before its migration finished.
+migrated is refused, with an error naming it. Maintenance ("archive
+maintain", the scheduled task) never deletes the old objects: its orphan
+cleanup covers only the tables' data/ and metadata/ directories.
 
 The old objects and manifests are kept unless --delete-old is given; then
 each partition's listed objects and its manifest are deleted once its

@@ -56,7 +56,7 @@ func TestRunArchivesCompactsAndVerifies(t *testing.T) {
 		t.Fatalf("records handed over: projector %d, archiver %d, want %d each", sum.Projector.Records, sum.Archiver.Records, want)
 	}
 
-	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive"})
+	a, err := openTestArchive(t, c, n, bucket)
 	if err != nil {
 		t.Fatal(err)
 	}

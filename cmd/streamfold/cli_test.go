@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/streamfold/streamfold/archiver"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,8 +57,26 @@ func localEnv(n schema.Naming) map[string]string {
 		"STREAMFOLD_DYNAMODB_ENDPOINT": os.Getenv("STREAMFOLD_DYNAMODB_ENDPOINT"),
 		"STREAMFOLD_S3_ENDPOINT":       os.Getenv("STREAMFOLD_S3_ENDPOINT"),
 		"STREAMFOLD_PREFIX":            n.Prefix,
+		"STREAMFOLD_CATALOG":           testCatalogURI(n),
 		"AWS_REGION":                   "us-east-1",
 	}
+}
+
+// testCatalogURI is the archive catalog of a test's naming: an SQLite file
+// of its own (prefixes are unique per test).
+func testCatalogURI(n schema.Naming) string {
+	return "sqlite:" + filepath.Join(os.TempDir(), "streamfold-cli-test-catalogs", n.Prefix+"-"+n.Stage+".db")
+}
+
+// openTestArchive opens the archive in bucket/archive the way the CLI does
+// for localEnv(n): the same catalog and namespace.
+func openTestArchive(t *testing.T, c *awsclient.Clients, n schema.Naming, bucket string) (*archiver.Archive, error) {
+	t.Helper()
+	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive", Catalog: testCatalogURI(n), Namespace: defaultNamespace(n)})
+	if err == nil {
+		t.Cleanup(func() { a.Close() })
+	}
+	return a, err
 }
 
 // appendSimulated appends a simulate workload of the last days to n's event

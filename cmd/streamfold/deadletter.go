@@ -130,10 +130,11 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	switch *consumer {
 	case "projector":
 	case "archiver":
-		a, err := openArchive(clients, n, *archiveURI)
+		a, err := g.openArchive(clients, n, *archiveURI)
 		if err != nil {
 			return errorf(env, exitUsage, "deadletter: --archive-uri: %v", err)
 		}
+		defer a.Close()
 		handle = archiver.NewHandler(a, log).Handle
 	default:
 		if sub != "list" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -29,7 +30,10 @@ The tools come from "make tools" (installed under .tools/). up reuses a
 service that already answers on its port, waits until both answer, then
 prints the endpoints and the export line for other commands and tests:
 
-  export STREAMFOLD_DYNAMODB_ENDPOINT=http://127.0.0.1:8766 STREAMFOLD_S3_ENDPOINT=http://127.0.0.1:9766 STREAMFOLD_PREFIX=streamfold STREAMFOLD_STAGE=dev
+  export STREAMFOLD_DYNAMODB_ENDPOINT=http://127.0.0.1:8766 STREAMFOLD_S3_ENDPOINT=http://127.0.0.1:9766 STREAMFOLD_PREFIX=streamfold STREAMFOLD_STAGE=dev STREAMFOLD_CATALOG=sqlite:/abs/.tools/run/catalog.db
+
+STREAMFOLD_CATALOG is the archive's Iceberg catalog, an SQLite file in the
+state directory (beside MinIO's data).
 
 Every table is PREFIX-STAGE-NAME: a command run without the prefix and stage
 of "dev up --prefix X --stage Y" looks for other tables, and says which.
@@ -140,6 +144,13 @@ func provisionLocal(ctx context.Context, st devstack.Status, cfg devstack.Config
 		"STREAMFOLD_PREFIX":            prefix,
 		"STREAMFOLD_STAGE":             stage,
 	}
+	// The archive's Iceberg catalog lives beside MinIO's data, in the state
+	// directory: both persist across dev down and up, and go together.
+	stateDir, err := filepath.Abs(cfg.StateDir)
+	if err != nil {
+		return rep, err
+	}
+	rep.Export["STREAMFOLD_CATALOG"] = "sqlite:" + filepath.Join(stateDir, "catalog.db")
 	return rep, nil
 }
 
@@ -173,7 +184,7 @@ func printDev(env *cliEnv, sub string, rep devReport) {
 // a fixed order, as one shell export line.
 func exportLine(vars map[string]string) string {
 	line := "export"
-	for _, k := range []string{"STREAMFOLD_DYNAMODB_ENDPOINT", "STREAMFOLD_S3_ENDPOINT", "STREAMFOLD_PREFIX", "STREAMFOLD_STAGE"} {
+	for _, k := range []string{"STREAMFOLD_DYNAMODB_ENDPOINT", "STREAMFOLD_S3_ENDPOINT", "STREAMFOLD_PREFIX", "STREAMFOLD_STAGE", "STREAMFOLD_CATALOG"} {
 		if v, ok := vars[k]; ok {
 			line += " " + k + "=" + v
 		}

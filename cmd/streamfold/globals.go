@@ -7,10 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/devstack"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -19,6 +22,8 @@ type globals struct {
 	ddbEndpoint, s3Endpoint, region string
 	s3Key, s3Secret                 string
 	prefix, stage                   string
+	catalog, namespace              string
+	stateDir                        string
 }
 
 func envOr(env *cliEnv, key, def string) string {
@@ -34,6 +39,9 @@ func (g *globals) register(fs *flag.FlagSet, env *cliEnv) {
 	fs.StringVar(&g.region, "region", env.getenv("AWS_REGION"), "AWS region (env AWS_REGION)")
 	fs.StringVar(&g.prefix, "prefix", envOr(env, "STREAMFOLD_PREFIX", "streamfold"), "table name prefix: tables are PREFIX-STAGE-NAME (env STREAMFOLD_PREFIX)")
 	fs.StringVar(&g.stage, "stage", envOr(env, "STREAMFOLD_STAGE", "dev"), "stage: dev, stage or prod (env STREAMFOLD_STAGE)")
+	fs.StringVar(&g.catalog, "catalog", env.getenv("STREAMFOLD_CATALOG"), "the archive's Iceberg catalog: sqlite:PATH (local) or glue[:ACCOUNT_ID] (AWS) (env STREAMFOLD_CATALOG; default: with --s3-endpoint sqlite:STATE_DIR/catalog.db, as dev up prints, else glue)")
+	fs.StringVar(&g.namespace, "namespace", env.getenv("STREAMFOLD_NAMESPACE"), "the catalog namespace (Glue database) of the archive's tables (env STREAMFOLD_NAMESPACE; default PREFIX_STAGE_archive, as Terraform names it)")
+	g.stateDir = env.getenv("STREAMFOLD_STATE_DIR")
 	g.s3Key = envOr(env, "STREAMFOLD_S3_ACCESS_KEY", "streamfold")
 	g.s3Secret = envOr(env, "STREAMFOLD_S3_SECRET_KEY", "streamfold-secret")
 }
@@ -82,9 +90,39 @@ const localStackHint = `; to use the local stack instead, run "streamfold dev up
 // (where the local stack and Terraform put it).
 func defaultArchive(n schema.Naming) string { return "s3://" + n.BucketName() + "/archive" }
 
+// defaultNamespace is the Glue database Terraform creates for a naming
+// (PREFIX-STAGE_archive with '-' as '_'), also the local default.
+func defaultNamespace(n schema.Naming) string {
+	return strings.ReplaceAll(n.Prefix+"_"+n.Stage+"_archive", "-", "_")
+}
+
+// catalogURI is --catalog, or its default: the local stack's SQLite catalog
+// (STREAMFOLD_STATE_DIR, else the dev stack's default state directory)
+// when S3 is local, the Glue Data Catalog otherwise.
+func (g *globals) catalogURI() (string, error) {
+	if g.catalog != "" {
+		return g.catalog, nil
+	}
+	if g.s3Endpoint == "" {
+		return "glue", nil
+	}
+	dir := g.stateDir
+	if dir == "" {
+		var cfg devstack.Config
+		cfg.SetDefaults()
+		dir = cfg.StateDir
+	}
+	abs, err := filepath.Abs(filepath.Join(dir, "catalog.db"))
+	if err != nil {
+		return "", err
+	}
+	return "sqlite:" + abs, nil
+}
+
 // openArchive opens the archive at uri (s3://bucket/prefix), or n's default
-// archive when uri is empty.
-func openArchive(c *awsclient.Clients, n schema.Naming, uri string) (*archiver.Archive, error) {
+// archive when uri is empty, with the catalog and namespace of the flags.
+// The caller closes it.
+func (g *globals) openArchive(c *awsclient.Clients, n schema.Naming, uri string) (*archiver.Archive, error) {
 	if uri == "" {
 		uri = defaultArchive(n)
 	}
@@ -92,7 +130,15 @@ func openArchive(c *awsclient.Clients, n schema.Naming, uri string) (*archiver.A
 	if err != nil {
 		return nil, err
 	}
-	return archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: prefix})
+	cat, err := g.catalogURI()
+	if err != nil {
+		return nil, err
+	}
+	ns := g.namespace
+	if ns == "" {
+		ns = defaultNamespace(n)
+	}
+	return archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: prefix, Catalog: cat, Namespace: ns})
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -194,10 +194,11 @@ func runRebuild(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitRuntime, "rebuild: %v", err)
 	}
-	arch, err := openArchive(c, live, *from)
+	arch, err := g.openArchive(c, live, *from)
 	if err != nil {
 		return errorf(env, exitUsage, "rebuild: --from-archive: %v", err)
 	}
+	defer arch.Close()
 	sum := rebuildSummary{Archive: arch.URI(), Into: *into, Prefix: target.Prefix, Stage: target.Stage, TablesCreated: []string{}}
 	if *into == "fresh" {
 		res, err := rebuild.PrepareFresh(ctx, c.DynamoDB, target, *force)

@@ -89,7 +89,7 @@ func TestRebuildVerifyCLI(t *testing.T) {
 		e.RecordedAt = &rec
 		evs = append(evs, e)
 	}
-	arch, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive"})
+	arch, err := openTestArchive(t, c, nA, bucket)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/streamrun"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
@@ -192,7 +191,7 @@ func TestRedriveFromS3OnFailureObjects(t *testing.T) {
 		t.Fatalf("mixed consumers: exit %d: %s", code, errOut)
 	}
 	redriveCLI(exitOK, "--consumer", "archiver", "s3://"+bucket+"/"+archiverKey)
-	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive"})
+	a, err := openTestArchive(t, c, n, bucket)
 	if err != nil {
 		t.Fatal(err)
 	}

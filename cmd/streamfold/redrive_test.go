@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
@@ -173,7 +172,7 @@ func TestRedriveFromOnFailureMessages(t *testing.T) {
 
 	// The archiver's redrive archives exactly the range's events.
 	redriveCLI(exitOK, "--consumer", "archiver", file)
-	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive"})
+	a, err := openTestArchive(t, c, n, bucket)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,10 +186,11 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	runs := []*consumerRun{{name: cfg.Consumer, r: proj, meter: projMeter}}
 	sum := runSummary{DeadLetter: n.Table(schema.TableDeadLetters)}
 	if *archive {
-		a, err := openArchive(clients, n, *archiveURI)
+		a, err := g.openArchive(clients, n, *archiveURI)
 		if err != nil {
 			return errorf(env, exitUsage, "run: --archive-uri: %v", err)
 		}
+		defer a.Close()
 		sum.ArchiveURI = a.URI()
 		archMeter := capacity.NewMeter()
 		archDDB := clients.MeteredDynamoDB(archMeter)

@@ -99,10 +99,11 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitRuntime, "verify: %v", err)
 	}
-	arch, err := openArchive(c, n, *from)
+	arch, err := g.openArchive(c, n, *from)
 	if err != nil {
 		return errorf(env, exitUsage, "verify: --from-archive: %v", err)
 	}
+	defer arch.Close()
 	live, err := rebuild.NewDynamoLive(c.DynamoDB, n)
 	if err != nil {
 		return errorf(env, exitUsage, "verify: %v", err)
