@@ -2,8 +2,10 @@
 # `make package`: build every Lambda function into dist/<name>.zip for Terraform
 # (terraform/lambda.tf reads var.package_dir, default dist/, with filebase64sha256).
 #
-#   - GOOS=linux GOARCH=arm64 CGO_ENABLED=0, -trimpath -ldflags "-s -w" -tags lambda.norpc:
-#     runtime provided.al2023 on arm64, handler "bootstrap";
+#   - GOOS=linux GOARCH=arm64 CGO_ENABLED=0, -trimpath -ldflags "-s -w"
+#     -tags lambda.norpc,nosqlcatalog: runtime provided.al2023 on arm64, handler
+#     "bootstrap"; nosqlcatalog leaves the archiver's SQL (SQLite) Iceberg
+#     catalog out of the binary: in AWS the catalog is Glue (ARCHIVE_CATALOG=glue);
 #   - one zip per function holding one file, "bootstrap" (mode 0755), with a fixed
 #     modification time (1980-01-01, the zip epoch): the same source gives the same
 #     zip bytes, so the source_code_hash changes only when the code does;
@@ -14,6 +16,10 @@
 # in the environment is ignored, so it can never change a deployable zip by accident): the Lambda test
 # tier (internal/lambdatier) runs this same script with it set to the host's
 # architecture, so that it can run the bootstraps it builds; only the architecture differs.
+# PACKAGE_SQLCATALOG=1 builds without the nosqlcatalog tag, so that the archiver
+# keeps the SQLite catalog (ARCHIVE_CATALOG=sqlite:PATH): the Lambda test tier sets
+# it, having no Glue locally. Such zips are for tests only; the script refuses to
+# write them into dist/, the directory Terraform deploys from.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -23,6 +29,18 @@ ARCH="${PACKAGE_GOARCH:-arm64}"
 case "$ARCH" in
   arm64 | amd64) ;;
   *) echo "package: PACKAGE_GOARCH=$ARCH: must be arm64 (what Lambda runs) or amd64 (tests on an x86_64 host)" >&2; exit 2 ;;
+esac
+TAGS="lambda.norpc,nosqlcatalog"
+case "${PACKAGE_SQLCATALOG:-}" in
+  "" | 0) ;;
+  1)
+    if [ "$(cd "$(dirname "$DIST")" 2>/dev/null && pwd)/$(basename "$DIST")" = "$ROOT/dist" ]; then
+      echo "package: PACKAGE_SQLCATALOG=1 builds test zips; set DIST to another directory than dist/ (Terraform deploys dist/)" >&2
+      exit 2
+    fi
+    TAGS="lambda.norpc"
+    ;;
+  *) echo "package: PACKAGE_SQLCATALOG=$PACKAGE_SQLCATALOG: must be 1 or unset" >&2; exit 2 ;;
 esac
 mkdir -p "$DIST"
 work="$(mktemp -d)"
@@ -84,12 +102,12 @@ for name in $FUNCTIONS; do
     continue
   fi
   mkdir -p "$work/$name"
-  GOOS=linux GOARCH="$ARCH" CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -buildid=" -tags lambda.norpc \
+  GOOS=linux GOARCH="$ARCH" CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -buildid=" -tags "$TAGS" \
     -o "$work/$name/bootstrap" "./cmd/$name"
   "$work/mkzip.bin" "$work/$name/bootstrap" "$DIST/$name.zip"
   size=$(wc -c <"$DIST/$name.zip")
   sum=$(sha256sum "$DIST/$name.zip" | cut -d' ' -f1)
-  echo "package: $DIST/$name.zip (linux/$ARCH, $size bytes, sha256 $sum)"
+  echo "package: $DIST/$name.zip (linux/$ARCH, tags $TAGS, $size bytes, sha256 $sum)"
   built=$((built + 1))
 done
 echo "package: $built function(s) in $DIST/"

@@ -194,3 +194,35 @@ func TestMaintenanceCheckCatchesDrift(t *testing.T) {
 		})
 	}
 }
+
+// TestMaintenancePaused: by default every schedule is enabled and its
+// missed alarm notifies; maintenance_paused = ["compact"] (while an archive
+// made before Iceberg is migrated) disables the compact schedule and its
+// alarm's notifications only.
+func TestMaintenancePaused(t *testing.T) {
+	for _, paused := range [][]string{nil, {"compact"}} {
+		vars := map[string]cty.Value{"maintenance_paused": cty.ListValEmpty(cty.String)}
+		if len(paused) > 0 {
+			vars["maintenance_paused"] = cty.ListVal([]cty.Value{cty.StringVal(paused[0])})
+		}
+		_, ev := loadEvaluated(t, evalOptions{Vars: vars})
+		isPaused := func(task string) bool { return len(paused) > 0 && paused[0] == task }
+		for _, in := range ev.instancesOf("resource", "aws_scheduler_schedule") {
+			want := "ENABLED"
+			if isPaused(in.Key) {
+				want = "DISABLED"
+			}
+			if got := getStr(in.Obj, "state"); got != want {
+				t.Errorf("paused %v: %s: state %q, want %q", paused, in.Addr, got, want)
+			}
+		}
+		for _, in := range ev.instancesOf("resource", "aws_cloudwatch_metric_alarm") {
+			if in.Block.Name != "maintenance_missed" {
+				continue
+			}
+			if got := attr(in.Obj, "actions_enabled"); got == nilValue || got.True() == isPaused(in.Key) {
+				t.Errorf("paused %v: %s: actions_enabled %v, want %v", paused, in.Addr, got, !isPaused(in.Key))
+			}
+		}
+	}
+}

@@ -281,6 +281,17 @@ variable "maintenance_compact_schedule" {
   default     = "cron(15 3 * * ? *)"
 }
 
+variable "maintenance_paused" {
+  description = "Maintenance tasks (compact, verify) whose schedule is disabled and whose missed alarm does not notify. Set [\"compact\"] while `streamfold archive migrate` moves an archive made before Iceberg: compact's orphan-file deletion would delete the old objects, which no Iceberg snapshot holds (docs/archiver.md)."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for t in var.maintenance_paused : contains(["compact", "verify"], t)])
+    error_message = "maintenance_paused may hold only \"compact\" and \"verify\"."
+  }
+}
+
 variable "maintenance_verify_schedule" {
   description = "EventBridge Scheduler expression (UTC) of the daily verify of the projections against the archive (maintenance.tf). After the compaction, so that it reads few objects."
   type        = string

@@ -1,7 +1,9 @@
 // Package lambdatier is the Lambda test tier (tests only): it builds the
 // four function zips with the script `make package` runs (.ci/package.sh,
-// the same flags, -tags lambda.norpc, with PACKAGE_GOARCH set to the host's
-// architecture so the binaries can run here), checks each zip's layout,
+// the same flags, with PACKAGE_GOARCH set to the host's architecture so the
+// binaries can run here, and PACKAGE_SQLCATALOG=1: -tags lambda.norpc
+// instead of lambda.norpc,nosqlcatalog, so that the archiver keeps its
+// SQLite Iceberg catalog), checks each zip's layout,
 // unzips it and runs its `bootstrap` as a subprocess against a local Lambda
 // Runtime API (package internal/runtimeapi), with the environment Terraform
 // sets for that function (read from terraform/lambda.tf and the variables'
@@ -23,6 +25,16 @@
 //     reported as such;
 //   - handler errors and timeouts reach the Runtime API's /error (or the
 //     deadline) as Lambda would see them.
+//
+// There is no Glue here: the archiver's ARCHIVE_CATALOG (Terraform's
+// "glue") is replaced by an SQLite catalog in a temporary directory, and the
+// tests read the archive through that catalog, in the namespace Terraform
+// gives it (ARCHIVE_NAMESPACE, the Glue database's name). The deployed arm64
+// zips are checked to hold no SQLite catalog, the tier's archiver to hold
+// one.
+//
+// TestColdStart (run only with STREAMFOLD_COLDSTART_DIR) measures built
+// bootstraps' init side by side: process start to the first /next.
 //
 // Secrets Manager (api, ingest) and Step Functions' ListTagsForResource
 // (ingest) are served by a small fake in the test, reached through the

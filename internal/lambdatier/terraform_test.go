@@ -32,6 +32,7 @@ type tfFunction struct {
 type tfValues struct {
 	Vars      map[string]string
 	Bucket    string            // aws_s3_bucket.archive.bucket
+	Database  string            // aws_glue_catalog_database.archive.name
 	Secret    map[string]string // aws_secretsmanager_secret.<name>.arn, by name
 	AccountID string            // data.aws_caller_identity.current.account_id
 }
@@ -49,6 +50,8 @@ func (v tfValues) resource(typ, name, attr string) (string, error) {
 	switch {
 	case typ == "aws_s3_bucket" && name == "archive" && attr == "bucket":
 		return v.Bucket, nil
+	case typ == "aws_glue_catalog_database" && name == "archive" && attr == "name" && v.Database != "":
+		return v.Database, nil
 	case typ == "aws_secretsmanager_secret" && attr == "arn" && v.Secret[name] != "":
 		return v.Secret[name], nil
 	}
@@ -252,6 +255,7 @@ func TestReadTerraform(t *testing.T) {
 	vals := tfValues{
 		Vars:      map[string]string{"prefix": "p", "stage": "stage"},
 		Bucket:    "b",
+		Database:  "p_stage_archive",
 		Secret:    map[string]string{},
 		AccountID: "210987654321",
 	}
@@ -278,6 +282,12 @@ func TestReadTerraform(t *testing.T) {
 	}
 	if got := fns["archiver"].Env["ARCHIVE_BUCKET_OWNER"]; got != "210987654321" {
 		t.Errorf("archiver ARCHIVE_BUCKET_OWNER = %q, want the account id", got)
+	}
+	if got := fns["archiver"].Env["ARCHIVE_CATALOG"]; got != "glue" {
+		t.Errorf("archiver ARCHIVE_CATALOG = %q, want glue", got)
+	}
+	if got := fns["archiver"].Env["ARCHIVE_NAMESPACE"]; got != "p_stage_archive" {
+		t.Errorf("archiver ARCHIVE_NAMESPACE = %q, want the Glue database's name", got)
 	}
 	if fns["ingest"].Timeout <= 0 || fns["api"].Memory <= 0 {
 		t.Errorf("timeout/memory %+v", fns["ingest"])

@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/runtimeapi"
 	"github.com/streamfold/streamfold/internal/testenv"
@@ -56,6 +57,14 @@ type stack struct {
 	tfVars    map[string]string // the Terraform variables the tier sets
 	boot      map[string]string
 	local     map[string]string // test-only overrides: endpoints and keys
+	// catalog replaces Terraform's ARCHIVE_CATALOG ("glue": there is no
+	// Glue here) with an SQLite catalog, "sqlite:<dir>/catalog.db", which
+	// the tier's archiver build keeps (PACKAGE_SQLCATALOG=1). Whatever reads
+	// the archive in the tests opens the same one (openArchive).
+	catalog string
+	// freshCatalogs: every start of the archiver gets a new catalog (the
+	// canaries, which empty the bucket before each run).
+	freshCatalogs bool
 }
 
 func newStack(t *testing.T) *stack {
@@ -97,9 +106,11 @@ func newStack(t *testing.T) *stack {
 	s.tf = readTerraform(t, tfValues{
 		Vars:      s.tfVars,
 		Bucket:    s.bucket,
+		Database:  s.naming.Prefix + "_stage_archive",
 		Secret:    arns,
 		AccountID: "123456789012",
 	})
+	s.newCatalog(t)
 	for _, fn := range functions {
 		if _, ok := s.tf[fn]; !ok {
 			t.Fatalf("terraform/lambda.tf: no function %q in local.functions", fn)
@@ -117,8 +128,16 @@ func newStack(t *testing.T) *stack {
 	return s
 }
 
+// newCatalog points the archiver at a new, empty SQLite catalog.
+func (s *stack) newCatalog(t *testing.T) {
+	t.Helper()
+	s.catalog = "sqlite:" + filepath.Join(t.TempDir(), "catalog.db")
+}
+
 // env is a function's environment: Terraform's, then the local overrides,
-// with edit applied to Terraform's part (nil: as is).
+// with edit applied to Terraform's part (nil: as is). ARCHIVE_CATALOG, where
+// Terraform's part (edited) has it, is replaced by s.catalog: a renamed
+// ARCHIVE_CATALOG stays missing.
 func (s *stack) env(name string, edit func(map[string]string)) map[string]string {
 	out := map[string]string{}
 	for k, v := range s.tf[name].Env {
@@ -127,15 +146,47 @@ func (s *stack) env(name string, edit func(map[string]string)) map[string]string
 	if edit != nil {
 		edit(out)
 	}
+	if _, ok := out["ARCHIVE_CATALOG"]; ok {
+		out["ARCHIVE_CATALOG"] = s.catalog
+	}
 	for k, v := range s.local {
 		out[k] = v
 	}
 	return out
 }
 
+// openArchive opens the archive as Terraform configures the archiver (its
+// bucket, prefix and namespace), in the tier's catalog; the caller closes it.
+func (s *stack) openArchive(t *testing.T) *archiver.Archive {
+	t.Helper()
+	env := s.tf["archiver"].Env
+	a, err := archiver.New(s.c.S3, archiver.Config{Bucket: env["ARCHIVE_BUCKET"], Prefix: env["ARCHIVE_PREFIX"],
+		Catalog: s.catalog, Namespace: env["ARCHIVE_NAMESPACE"]})
+	if err != nil {
+		t.Fatalf("open the archive (catalog %s, namespace %s): %v", s.catalog, env["ARCHIVE_NAMESPACE"], err)
+	}
+	return a
+}
+
+// archivedEvents are the ids of the events in the archive's tables.
+func (s *stack) archivedEvents(t *testing.T) ([]string, error) {
+	t.Helper()
+	a := s.openArchive(t)
+	defer a.Close()
+	var ids []string
+	err := a.Events(context.Background(), func(e schema.Event) error {
+		ids = append(ids, e.ID)
+		return nil
+	})
+	return ids, err
+}
+
 // start starts a function with Terraform's environment (edited by edit).
 func (s *stack) start(t *testing.T, name string, edit func(map[string]string)) (*function, error) {
 	t.Helper()
+	if name == "archiver" && s.freshCatalogs {
+		s.newCatalog(t)
+	}
 	tf := s.tf[name]
 	return startFunction(t, name, s.boot[name], tf.Memory, time.Duration(tf.Timeout)*time.Second, s.env(name, edit))
 }
@@ -490,6 +541,12 @@ func TestFunctions(t *testing.T) {
 		if data == 0 || errs != 1 {
 			t.Errorf("objects under %s: %q, want Parquet data and one poison record under errors/", prefix, keys)
 		}
+		// Through the catalog, in the namespace Terraform names: the
+		// batch's three events (not the poison record, not the REMOVE).
+		ids, err := s.archivedEvents(t)
+		if err != nil || len(ids) != 3 {
+			t.Errorf("archived events %q (%v), want the batch's 3 through catalog %s namespace %s", ids, err, s.catalog, s.tf["archiver"].Env["ARCHIVE_NAMESPACE"])
+		}
 	})
 
 	t.Run("api/function URL", func(t *testing.T) {
@@ -646,6 +703,11 @@ var canaries = map[string]canary{
 		if keys := s.objects(t, prefix); len(keys) == 0 {
 			return fmt.Errorf("%w: no object under %s (all: %q)", errNotGood, prefix, s.objects(t, ""))
 		}
+		// The tables are in the namespace Terraform names (the Glue
+		// database in AWS); the catalog is new for this start.
+		if ids, err := s.archivedEvents(t); err != nil || len(ids) == 0 {
+			return fmt.Errorf("%w: no archived event in namespace %s of the catalog (%v)", errNotGood, s.tf["archiver"].Env["ARCHIVE_NAMESPACE"], err)
+		}
 		// MinIO ignores x-amz-expected-bucket-owner, so the owner is
 		// checked where the function states its configuration.
 		if owner := s.tf["archiver"].Env["ARCHIVE_BUCKET_OWNER"]; !strings.Contains(fn.logs.String(), `"expected_bucket_owner":"`+owner+`"`) {
@@ -692,6 +754,7 @@ var canaries = map[string]canary{
 func TestEnvironmentNamesMatch(t *testing.T) {
 	skipWithoutServices(t)
 	s := newStack(t)
+	s.freshCatalogs = true // the archiver's canary empties the bucket
 	// Something in the stream for the stream consumers' canaries.
 	ing := s.mustStart(t, "ingest")
 	expectStatus(t, "seed event", ing.invoke(t, cloudEventRequest(t, ingestToken, "env-seed")), http.StatusAccepted)

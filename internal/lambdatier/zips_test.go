@@ -63,14 +63,16 @@ func hostZips(t *testing.T) string {
 			return
 		}
 		cmd := exec.Command("bash", filepath.Join(repoRoot(t), ".ci", "package.sh"))
-		cmd.Env = append(os.Environ(), "DIST="+dir, "PACKAGE_GOARCH="+runtime.GOARCH)
+		// PACKAGE_SQLCATALOG=1: the archiver keeps the SQLite catalog,
+		// which the tier uses in place of Glue (stack.catalog).
+		cmd.Env = append(os.Environ(), "DIST="+dir, "PACKAGE_GOARCH="+runtime.GOARCH, "PACKAGE_SQLCATALOG=1")
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			hostErr = fmt.Errorf(".ci/package.sh (PACKAGE_GOARCH=%s): %v\n%s", runtime.GOARCH, err, out)
 			return
 		}
-		t.Logf(".ci/package.sh PACKAGE_GOARCH=%s: %s in %v", runtime.GOARCH, lastLine(out), time.Since(start).Round(time.Second))
+		t.Logf(".ci/package.sh PACKAGE_GOARCH=%s PACKAGE_SQLCATALOG=1: %s in %v", runtime.GOARCH, lastLine(out), time.Since(start).Round(time.Second))
 		hostDist, ok = dir, true
 	})
 	if hostErr != nil {
@@ -153,8 +155,15 @@ func unzip(t *testing.T, path string) string {
 	return p
 }
 
+// sqlCatalogMark is in a binary that holds the archiver's SQLite catalog
+// (the pure-Go driver's package path, in the function names a stripped Go
+// binary keeps).
+var sqlCatalogMark = []byte("modernc.org/sqlite")
+
 // TestArm64ZipLayout builds the zips that are deployed (arm64, the default
-// of .ci/package.sh) and checks their layout; they cannot run here.
+// of .ci/package.sh) and checks their layout; they cannot run here. None of
+// them holds the SQLite catalog (tag nosqlcatalog), while the tier's own
+// archiver (PACKAGE_SQLCATALOG=1) does.
 func TestArm64ZipLayout(t *testing.T) {
 	if _, ok := elfMachine[runtime.GOARCH]; !ok {
 		t.Skipf("the host architecture %s is neither amd64 nor arm64", runtime.GOARCH)
@@ -168,9 +177,32 @@ func TestArm64ZipLayout(t *testing.T) {
 		t.Fatalf(".ci/package.sh: %v\n%s", err, out)
 	}
 	for _, fn := range functions {
-		if _, err := checkZip(filepath.Join(dist, fn+".zip"), elf.EM_AARCH64); err != nil {
+		bin, err := checkZip(filepath.Join(dist, fn+".zip"), elf.EM_AARCH64)
+		if err != nil {
 			t.Error(err)
+			continue
 		}
+		if bytes.Contains(bin, sqlCatalogMark) {
+			t.Errorf("%s.zip holds the SQLite catalog (%s): the deployed zips must be built with -tags nosqlcatalog", fn, sqlCatalogMark)
+		}
+	}
+	host, err := checkZip(filepath.Join(hostZips(t), "archiver.zip"), elfMachine[runtime.GOARCH])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(host, sqlCatalogMark) {
+		t.Errorf("the tier's archiver.zip (PACKAGE_SQLCATALOG=1) has no SQLite catalog: the tier cannot run it without Glue")
+	}
+}
+
+// TestSQLCatalogZipsNotInDist: .ci/package.sh refuses to write zips with
+// the SQLite catalog into dist/, which Terraform deploys.
+func TestSQLCatalogZipsNotInDist(t *testing.T) {
+	cmd := exec.Command("bash", filepath.Join(repoRoot(t), ".ci", "package.sh"))
+	cmd.Env = append(os.Environ(), "DIST=dist", "PACKAGE_SQLCATALOG=1", "FUNCTIONS=archiver")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "set DIST to another directory") {
+		t.Fatalf(".ci/package.sh with PACKAGE_SQLCATALOG=1 DIST=dist: %v\n%s; want a refusal", err, out)
 	}
 }
 
