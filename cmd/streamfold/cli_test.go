@@ -72,7 +72,7 @@ func testCatalogURI(n schema.Naming) string {
 // for localEnv(n): the same catalog and namespace.
 func openTestArchive(t *testing.T, c *awsclient.Clients, n schema.Naming, bucket string) (*archiver.Archive, error) {
 	t.Helper()
-	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive", Catalog: testCatalogURI(n), Namespace: defaultNamespace(n)})
+	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive", Catalog: testCatalogURI(n), Namespace: archiveNamespace(bucket, n)})
 	if err == nil {
 		t.Cleanup(func() { a.Close() })
 	}

@@ -40,7 +40,7 @@ func (g *globals) register(fs *flag.FlagSet, env *cliEnv) {
 	fs.StringVar(&g.prefix, "prefix", envOr(env, "STREAMFOLD_PREFIX", "streamfold"), "table name prefix: tables are PREFIX-STAGE-NAME (env STREAMFOLD_PREFIX)")
 	fs.StringVar(&g.stage, "stage", envOr(env, "STREAMFOLD_STAGE", "dev"), "stage: dev, stage or prod (env STREAMFOLD_STAGE)")
 	fs.StringVar(&g.catalog, "catalog", env.getenv("STREAMFOLD_CATALOG"), "the archive's Iceberg catalog: sqlite:PATH (local) or glue[:ACCOUNT_ID] (AWS) (env STREAMFOLD_CATALOG; default: with --s3-endpoint sqlite:STATE_DIR/catalog.db, as dev up prints, else glue)")
-	fs.StringVar(&g.namespace, "namespace", env.getenv("STREAMFOLD_NAMESPACE"), "the catalog namespace (Glue database) of the archive's tables (env STREAMFOLD_NAMESPACE; default PREFIX_STAGE_archive, as Terraform names it)")
+	fs.StringVar(&g.namespace, "namespace", env.getenv("STREAMFOLD_NAMESPACE"), "the catalog namespace (Glue database) of the archive's tables (env STREAMFOLD_NAMESPACE; default: the archive bucket's name with '-' as '_' when it is named PREFIX-STAGE-archive, else PREFIX_STAGE_archive, as Terraform names the Glue database)")
 	g.stateDir = env.getenv("STREAMFOLD_STATE_DIR")
 	g.s3Key = envOr(env, "STREAMFOLD_S3_ACCESS_KEY", "streamfold")
 	g.s3Secret = envOr(env, "STREAMFOLD_S3_SECRET_KEY", "streamfold-secret")
@@ -96,6 +96,19 @@ func defaultNamespace(n schema.Naming) string {
 	return strings.ReplaceAll(n.Prefix+"_"+n.Stage+"_archive", "-", "_")
 }
 
+// archiveNamespace is the default namespace of the archive in bucket: the
+// namespace follows the archive, not the tables a command works on (verify
+// --prefix B --from-archive s3://A-dev-archive/...). A bucket named as
+// Terraform and dev up name it, PREFIX-STAGE-archive, gives
+// PREFIX_STAGE_archive, the Glue database Terraform creates beside it;
+// another bucket name gives n's default.
+func archiveNamespace(bucket string, n schema.Naming) string {
+	if strings.HasSuffix(bucket, "-archive") && !strings.Contains(bucket, ".") {
+		return strings.ReplaceAll(bucket, "-", "_")
+	}
+	return defaultNamespace(n)
+}
+
 // catalogURI is --catalog, or its default: the local stack's SQLite catalog
 // (STREAMFOLD_STATE_DIR, else the dev stack's default state directory)
 // when S3 is local, the Glue Data Catalog otherwise.
@@ -136,7 +149,7 @@ func (g *globals) openArchive(c *awsclient.Clients, n schema.Naming, uri string)
 	}
 	ns := g.namespace
 	if ns == "" {
-		ns = defaultNamespace(n)
+		ns = archiveNamespace(bucket, n)
 	}
 	return archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: prefix, Catalog: cat, Namespace: ns})
 }
