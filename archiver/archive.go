@@ -413,6 +413,13 @@ func (a *Archive) Objects(ctx context.Context, table, date string) ([]string, er
 	if err != nil {
 		return nil, err
 	}
+	return keysOn(files, date), nil
+}
+
+// keysOn returns the keys of files that lie in date's directory, sorted
+// (planning by a dates filter may also return files of neighbouring days
+// whose bounds overlap the range).
+func keysOn(files map[string]iceberg.DataFile, date string) []string {
 	var keys []string
 	for key := range files {
 		if d, ok := dateOfKey(key); ok && d == date {
@@ -420,7 +427,7 @@ func (a *Archive) Objects(ctx context.Context, table, date string) ([]string, er
 		}
 	}
 	slices.Sort(keys)
-	return keys, nil
+	return keys
 }
 
 // Read returns the records of one data object, in file order (by event

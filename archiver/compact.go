@@ -209,21 +209,12 @@ func (a *Archive) Compact(ctx context.Context, table, date string, opts CompactO
 	for n := range plan.Outputs {
 		plan.Outputs[n] = a.l.compactKey(table, date, plan.ID+"-"+hex.EncodeToString(run), n)
 	}
-	seen := map[string]bool{}
-	var written []string
-	for n, g := range plan.Groups {
-		rows, dups, size, err := a.mergeInto(ctx, table, g, plan.Outputs[n], seen)
-		if err != nil {
-			return st, err
-		}
-		st.Rows += rows
-		st.Duplicates += dups
-		if rows > 0 {
-			st.OutputBytes += size
-			written = append(written, plan.Outputs[n])
-		}
+	m, err := a.mergeGroups(ctx, table, plan.Groups, plan.Outputs, map[string]bool{})
+	if err != nil {
+		return st, err
 	}
-	st.Outputs = len(written)
+	written := m.written
+	st.Rows, st.Duplicates, st.OutputBytes, st.Outputs = m.rows, m.dups, m.bytes, len(written)
 
 	inURIs, outURIs := uris(a.l, inputs), uris(a.l, written)
 	err = a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
@@ -374,6 +365,33 @@ func (a *Archive) Maintain(ctx context.Context, table string, opts MaintainOptio
 		}
 	}
 	return st, nil
+}
+
+// merged is what mergeGroups wrote.
+type merged struct {
+	written    []string // the outputs with rows, in order
+	rows, dups int
+	bytes      int64
+}
+
+// mergeGroups merges each group of input files into its output (mergeInto),
+// sharing seen across the groups so that each (subject, event id) is
+// written once in all of them. Outputs that would be empty are not written.
+func (a *Archive) mergeGroups(ctx context.Context, table string, groups [][]string, outputs []string, seen map[string]bool) (merged, error) {
+	var m merged
+	for n, g := range groups {
+		rows, dups, size, err := a.mergeInto(ctx, table, g, outputs[n], seen)
+		if err != nil {
+			return m, err
+		}
+		m.rows += rows
+		m.dups += dups
+		if rows > 0 {
+			m.bytes += size
+			m.written = append(m.written, outputs[n])
+		}
+	}
+	return m, nil
 }
 
 // mergeInto merges the records of the input objects into one output object

@@ -376,13 +376,7 @@ func (a *Archive) migratePartition(ctx context.Context, table, date string, opts
 	if err != nil {
 		return p, err
 	}
-	var haveKeys []string
-	for k := range have {
-		if d, ok := dateOfKey(k); ok && d == date {
-			haveKeys = append(haveKeys, k)
-		}
-	}
-	for _, k := range haveKeys {
+	for _, k := range keysOn(have, date) {
 		recs, err := a.Read(ctx, k)
 		if err != nil {
 			return p, err
@@ -392,21 +386,16 @@ func (a *Archive) migratePartition(ctx context.Context, table, date string, opts
 		}
 	}
 
-	var written []string
-	for n, g := range groups {
-		out := a.l.migratedKey(table, date, p.ID, n)
-		rows, dups, size, err := a.mergeInto(ctx, table, g, out, seen)
-		if err != nil {
-			return p, err
-		}
-		p.Records += rows
-		p.Duplicates += dups
-		if rows > 0 {
-			p.Bytes += size
-			written = append(written, out)
-		}
+	outs := make([]string, len(groups))
+	for n := range groups {
+		outs[n] = a.l.migratedKey(table, date, p.ID, n)
 	}
-	p.Files = len(written)
+	m, err := a.mergeGroups(ctx, table, groups, outs, seen)
+	if err != nil {
+		return p, err
+	}
+	written := m.written
+	p.Records, p.Duplicates, p.Bytes, p.Files = p.Records+m.rows, p.Duplicates+m.dups, p.Bytes+m.bytes, len(written)
 
 	if len(written) > 0 {
 		add := uris(a.l, written)
