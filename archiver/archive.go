@@ -372,16 +372,7 @@ func (a *Archive) Partitions(ctx context.Context, table string) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	var out []string
-	for key := range files {
-		if d, ok := dateOfKey(key); ok && !seen[d] {
-			seen[d] = true
-			out = append(out, d)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
+	return datesOf(files), nil
 }
 
 // files returns the data files of a table's current snapshot in the given
@@ -445,27 +436,37 @@ func (a *Archive) Read(ctx context.Context, key string) ([]Record, error) {
 }
 
 // Scan calls fn with every archived record: table by table (in the order of
-// Tables), date by date, object by object as the manifests list them. It
-// reads manifests, never a listing of data objects, so a record is seen once
-// even while batches are retried or partitions compacted. It stops at the
-// first error fn returns and returns it.
+// Tables), each from one snapshot (its current one), date by date, file by
+// file. It plans from the snapshot, never a listing of data files, so a
+// record is seen once even while batches are retried or partitions
+// compacted. It stops at the first error fn returns and returns it.
 func (a *Archive) Scan(ctx context.Context, fn func(Record) error) error {
 	for _, t := range tableDefs {
-		dates, err := a.Partitions(ctx, t.name)
+		files, err := a.files(ctx, t.name, nil) // one snapshot per table
 		if err != nil {
 			return err
 		}
-		for _, d := range dates {
-			keys, err := a.Objects(ctx, t.name, d)
-			if err != nil {
-				return err
-			}
-			if err := a.scanObjects(ctx, keys, fn); err != nil {
+		for _, d := range datesOf(files) {
+			if err := a.scanObjects(ctx, keysOn(files, d), fn); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// datesOf returns the event dates of files' keys, sorted.
+func datesOf(files map[string]iceberg.DataFile) []string {
+	seen := map[string]bool{}
+	var out []string
+	for key := range files {
+		if d, ok := dateOfKey(key); ok && !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // scanObjects reads objects Concurrency at a time and hands their records to

@@ -12,7 +12,7 @@ var (
 	// ErrWrongTable: a record whose event type belongs to another table.
 	ErrWrongTable = errors.New("archiver: record belongs to another table")
 	// ErrCorruptObject: an object that is not an archive Parquet file (or a
-	// manifest line that is not an object of this archive).
+	// file path that is not an object of this archive).
 	ErrCorruptObject = errors.New("archiver: corrupt archive object")
 	// ErrNotFound: an object that does not exist (NoSuchKey).
 	ErrNotFound = errors.New("archiver: object not found")
