@@ -202,14 +202,14 @@ func archiveLs(ctx context.Context, env *cliEnv, a *archiver.Archive, tables []s
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TABLE\tEVENT_DATE\tOBJECTS")
+	fmt.Fprintln(tw, "TABLE\tEVENT_DATE\tFILES")
 	total := 0
 	for _, p := range out {
 		fmt.Fprintf(tw, "%s\t%s\t%d\n", p.Table, p.Date, p.Objects)
 		total += p.Objects
 	}
 	tw.Flush()
-	fmt.Fprintf(env.stdout, "%d partitions, %d objects in %s\n", len(out), total, a.URI())
+	fmt.Fprintf(env.stdout, "%d partitions (days), %d data files in the current snapshots of %s\n", len(out), total, a.URI())
 	return exitOK
 }
 
