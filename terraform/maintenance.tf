@@ -40,8 +40,8 @@ resource "aws_scheduler_schedule" "maintenance" {
   description                  = "${local.name}: ${each.value.description}"
   schedule_expression          = each.value.schedule
   schedule_expression_timezone = "UTC"
-  # Paused (var.maintenance_paused): e.g. compact while an archive made
-  # before Iceberg is migrated.
+  # Paused (var.maintenance_paused): e.g. compact while an operator works
+  # on the archive by hand.
   state = contains(var.maintenance_paused, each.key) ? "DISABLED" : "ENABLED"
 
   flexible_time_window {

@@ -196,9 +196,8 @@ func TestMaintenanceCheckCatchesDrift(t *testing.T) {
 }
 
 // TestMaintenancePaused: by default every schedule is enabled and its
-// missed alarm notifies; maintenance_paused = ["compact"] (while an archive
-// made before Iceberg is migrated) disables the compact schedule and its
-// alarm's notifications only.
+// missed alarm notifies; maintenance_paused = ["compact"] disables the
+// compact schedule and its alarm's notifications only.
 func TestMaintenancePaused(t *testing.T) {
 	for _, paused := range [][]string{nil, {"compact"}} {
 		vars := map[string]cty.Value{"maintenance_paused": cty.ListValEmpty(cty.String)}

@@ -282,7 +282,7 @@ variable "maintenance_compact_schedule" {
 }
 
 variable "maintenance_paused" {
-  description = "Maintenance tasks (compact, verify) whose schedule is disabled and whose missed alarm does not notify. Set [\"compact\"] while `streamfold archive migrate` moves an archive made before Iceberg: compact's orphan-file deletion would delete the old objects, which no Iceberg snapshot holds (docs/archiver.md)."
+  description = "Maintenance tasks (compact, verify) whose schedule is disabled and whose missed alarm does not notify: e.g. [\"compact\"] while an operator repairs or restores the archive by hand (docs/deployment.md). Empty (the default): every task runs daily."
   type        = list(string)
   default     = []
 
