@@ -166,7 +166,14 @@ func (k *lake) create(ctx context.Context, name string, s *iceberg.Schema) (*tab
 	if err != nil {
 		return nil, err
 	}
-	if len(k.namespace) > 0 {
+	// Create the namespace only when it is missing: in AWS it is the Glue
+	// database Terraform made, and the archiver may read it
+	// (glue:GetDatabase) but not create one (glue:CreateDatabase).
+	exists, err := k.cat.CheckNamespaceExists(ctx, k.namespace)
+	if err != nil {
+		return nil, fmt.Errorf("archiver: namespace %s: %w", strings.Join(k.namespace, "."), err)
+	}
+	if !exists {
 		if err := k.cat.CreateNamespace(ctx, k.namespace, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
 			return nil, fmt.Errorf("archiver: create namespace %s: %w", strings.Join(k.namespace, "."), err)
 		}
