@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -124,6 +129,27 @@ func TestRunArchivesCompactsAndVerifies(t *testing.T) {
 	}
 	check("after compaction")
 
+	// Iceberg upkeep: expiring every snapshot but the newest deletes the
+	// compacted inputs; the events stay, once.
+	code, out, errOut = runCLI(t, env, "", "archive", "maintain", "--snapshot-age", "1ns", "--retain-snapshots", "1", "--json")
+	var maint []archiver.MaintainStats
+	if code != exitOK || json.Unmarshal([]byte(out), &maint) != nil || len(maint) != len(archiver.Tables()) {
+		t.Fatalf("archive maintain exit %d:\n%s\n%s", code, out, errOut)
+	}
+	expired := 0
+	for _, m := range maint {
+		expired += m.SnapshotsExpired
+	}
+	if expired == 0 {
+		t.Fatalf("archive maintain expired no snapshot: %s", out)
+	}
+	check("after maintenance")
+	code, out, _ = runCLI(t, env, "", "archive", "tables")
+	var doc archiver.TablesDoc
+	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil || doc.Partition != "day(event_time)" || len(doc.Tables) != len(archiver.Tables()) {
+		t.Fatalf("archive tables exit %d: %.300s", code, out)
+	}
+
 	if code, out, errOut = runCLI(t, env, "", "verify", "--quiet"); code != exitOK {
 		t.Fatalf("verify exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -163,4 +189,67 @@ func TestRunArchivesCompactsAndVerifies(t *testing.T) {
 		t.Fatalf("archive compact exit %d\n%s\n%s", code, out, errOut)
 	}
 	check("after replay and compaction")
+}
+
+// TestArchiveMigrateCLI migrates an archive written by the archiver before
+// Iceberg (archiver/testdata/legacy_archive, made by commit 309899c) with
+// the command a user runs, on MinIO: every event its manifests list is then
+// in the Iceberg tables once, a second run migrates nothing, and ls shows
+// the tables.
+func TestArchiveMigrateCLI(t *testing.T) {
+	c := testenv.S3Clients(t)
+	ctx := context.Background()
+	n, _ := testenv.Tables(t, c)
+	bucket := testenv.Bucket(t, c, n.BucketName())
+	env := localEnv(n)
+	root := "../../archiver/testdata/legacy_archive/archive"
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		body = bytes.ReplaceAll(body, []byte("s3://legacy-bkt/archive/"), []byte("s3://"+bucket+"/archive/"))
+		_, err = c.S3.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("archive/" + filepath.ToSlash(rel)), Body: bytes.NewReader(body)})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, env, "", "archive", "migrate", "--json")
+	if code != exitOK {
+		t.Fatalf("archive migrate exit %d\n%s\n%s", code, out, errOut)
+	}
+	var first migrateSummary
+	if err := json.Unmarshal([]byte(out), &first); err != nil || first.Migrated == 0 || first.Migrated != first.Partitions {
+		t.Fatalf("migrate --json: %v\n%s", err, out)
+	}
+	a, err := openTestArchive(t, c, n, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	if err := a.Events(ctx, func(e schema.Event) error { seen[e.Subject+"\x00"+e.ID]++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 200 {
+		t.Fatalf("the Iceberg tables hold %d events after the migration; the fixture lists 240", len(seen))
+	}
+	for k, n := range seen {
+		if n != 1 || strings.Contains(k, "orphan-") {
+			t.Fatalf("event %q: %d times (orphans must not be migrated)", k, n)
+		}
+	}
+	code, out, errOut = runCLI(t, env, "", "archive", "migrate", "--json")
+	var second migrateSummary
+	if code != exitOK || json.Unmarshal([]byte(out), &second) != nil || second.Migrated != 0 || second.Skipped != first.Partitions || second.Files != 0 {
+		t.Fatalf("second migrate exit %d: want every partition skipped\n%s\n%s", code, out, errOut)
+	}
+	if code, out, _ = runCLI(t, env, "", "archive", "ls"); code != exitOK || !strings.Contains(out, "github_jobs") {
+		t.Fatalf("archive ls after migrate: exit %d\n%s", code, out)
+	}
+	t.Logf("migrated %d events; first run: %s", len(seen), out)
 }
