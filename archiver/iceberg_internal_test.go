@@ -42,3 +42,51 @@ func TestTablesInAnExistingNamespace(t *testing.T) {
 		t.Fatal("a missing namespace that may not be created: no error")
 	}
 }
+
+// TestSchemaEvolution: a table created by an older archiver, without the
+// newest column, gets it added (optional, with its own field id) the first
+// time a newer archiver uses the table; a table whose column has another
+// type is refused, not changed.
+func TestSchemaEvolution(t *testing.T) {
+	ctx := context.Background()
+	cat, err := openCatalog(ctx, "sqlite:"+t.TempDir()+"/c.db", registerS3(s3mem.New("bkt"), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &lake{cat: cat, namespace: table.Identifier{"ns"}, l: layout{bucket: "bkt", prefix: "archive"}, ensured: map[string]bool{}}
+	full, err := IcebergSchema(TableMessages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := full.Fields()
+	last := fields[len(fields)-1]
+	old := iceberg.NewSchema(0, fields[:len(fields)-1]...)
+	if _, err := k.create(ctx, TableMessages, old); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := k.load(ctx, TableMessages)
+	if err != nil {
+		t.Fatalf("evolve: %v", err)
+	}
+	got, ok := tbl.Schema().FindFieldByName(last.Name)
+	if !ok || got.ID != last.ID || got.Required || !got.Type.Equals(last.Type) {
+		t.Fatalf("added column %+v, want %+v, optional", got, last)
+	}
+
+	// Another table, whose column changed type: refused.
+	changed := make([]iceberg.NestedField, len(fields))
+	copy(changed, fields)
+	for i, f := range changed {
+		if f.Name == "stage" {
+			changed[i].Type = iceberg.PrimitiveTypes.Int64
+		}
+	}
+	k2 := &lake{cat: cat, namespace: table.Identifier{"ns2"}, l: layout{bucket: "bkt", prefix: "archive"}, ensured: map[string]bool{}}
+	if _, err := k2.create(ctx, TableMessages, iceberg.NewSchema(0, changed...)); err != nil {
+		t.Fatal(err)
+	}
+	k2.ensured = map[string]bool{}
+	if _, err := k2.load(ctx, TableMessages); !errors.Is(err, ErrSchemaMismatch) {
+		t.Fatalf("a column of another type: %v, want ErrSchemaMismatch", err)
+	}
+}
