@@ -279,7 +279,7 @@ func (a *Archive) WriteBatch(ctx context.Context, recs []Record) (WriteStats, er
 // commitGroups writes and commits one table's groups of a batch.
 func (a *Archive) commitGroups(ctx context.Context, table string, groups []*group) (WriteStats, error) {
 	var st WriteStats
-	if _, err := a.lake.load(ctx, table); err != nil {
+	if _, err := a.lake.ensureOnce(ctx, table); err != nil {
 		return st, err
 	}
 	keys := make([]string, len(groups))
