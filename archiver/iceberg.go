@@ -171,10 +171,47 @@ func (k *lake) ensure(ctx context.Context, name string) (*table.Table, error) {
 				ErrSchemaMismatch, strings.Join(id, "."), f.Name, got.ID, got.Type, f.ID, f.Type)
 		}
 	}
-	if len(missing) == 0 {
+	if len(missing) > 0 {
+		if t, err = k.evolve(ctx, name, missing); err != nil {
+			return nil, err
+		}
+	}
+	return k.setProperties(ctx, name, t)
+}
+
+// setProperties brings the table's properties to tableProps (a table made
+// by an older archiver lacks newer ones, such as manifest merging). Other
+// properties are left alone.
+func (k *lake) setProperties(ctx context.Context, name string, t *table.Table) (*table.Table, error) {
+	stale := func(t *table.Table) iceberg.Properties {
+		out := iceberg.Properties{}
+		have := t.Properties()
+		for key, v := range tableProps {
+			if key != "format-version" && have[key] != v {
+				out[key] = v
+			}
+		}
+		return out
+	}
+	if len(stale(t)) == 0 {
 		return t, nil
 	}
-	return k.evolve(ctx, name, missing)
+	err := k.retry(ctx, func(t *table.Table) (bool, error) {
+		props := stale(t)
+		if len(props) == 0 {
+			return true, nil
+		}
+		tx := t.NewTransaction()
+		if err := tx.SetProperties(props); err != nil {
+			return false, err
+		}
+		_, err := tx.Commit(ctx)
+		return false, err
+	}, name)
+	if err != nil {
+		return nil, fmt.Errorf("archiver: set the properties of table %s: %w", name, err)
+	}
+	return k.cat.LoadTable(ctx, k.ident(name))
 }
 
 func (k *lake) create(ctx context.Context, name string, s *iceberg.Schema) (*table.Table, error) {

@@ -90,3 +90,31 @@ func TestSchemaEvolution(t *testing.T) {
 		t.Fatalf("a column of another type: %v, want ErrSchemaMismatch", err)
 	}
 }
+
+// TestTablePropertiesCaughtUp: a table created before a property was added
+// to tableProps (manifest merging, say) gets it the next time an archiver
+// uses the table.
+func TestTablePropertiesCaughtUp(t *testing.T) {
+	ctx := context.Background()
+	cat, err := openCatalog(ctx, "sqlite:"+t.TempDir()+"/c.db", registerS3(s3mem.New("bkt"), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &lake{cat: cat, namespace: table.Identifier{"ns"}, l: layout{bucket: "bkt", prefix: "archive"}, ensured: map[string]bool{}}
+	tbl, err := k.load(ctx, TableMessages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.RemoveProperties([]string{"commit.manifest-merge.enabled"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	k2 := &lake{cat: cat, namespace: table.Identifier{"ns"}, l: layout{bucket: "bkt", prefix: "archive"}, ensured: map[string]bool{}}
+	tbl, err = k2.load(ctx, TableMessages)
+	if err != nil || tbl.Properties()["commit.manifest-merge.enabled"] != "true" {
+		t.Fatalf("properties after load: %v %v", tbl.Properties(), err)
+	}
+}
