@@ -386,7 +386,7 @@ func (a *Archive) files(ctx context.Context, table string, dates []string) (map[
 			return nil, err
 		}
 	}
-	t, err := a.lake.load(ctx, table)
+	t, err := a.lake.current(ctx, table)
 	if err != nil {
 		return nil, err
 	}

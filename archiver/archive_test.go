@@ -325,3 +325,27 @@ func TestNamespaceOfAnotherArchive(t *testing.T) {
 		t.Fatalf("own namespace: %v", err)
 	}
 }
+
+// TestReadersCreateNothing: reading an archive nothing was written to
+// (ls, scan, compact, maintain) finds it empty and creates no table: a
+// reader needs no write access to the catalog.
+func TestReadersCreateNothing(t *testing.T) {
+	ctx := context.Background()
+	mem := s3mem.New("bkt")
+	a := newArchive(t, mem, archiver.Config{Bucket: "bkt", Prefix: "empty"})
+	if dates, err := a.Partitions(ctx, archiver.TableMessages); err != nil || len(dates) != 0 {
+		t.Fatalf("partitions of an empty archive: %v %v", dates, err)
+	}
+	if got := scanAll(t, a); len(got) != 0 {
+		t.Fatalf("scan: %d records", len(got))
+	}
+	if st, err := a.Compact(ctx, archiver.TableMessages, "2026-01-05", all); err != nil || st.Inputs != 0 {
+		t.Fatalf("compact: %+v %v", st, err)
+	}
+	if st, err := a.Maintain(ctx, archiver.TableMessages, archiver.MaintainOptions{}); err != nil || st.SnapshotsBefore != 0 {
+		t.Fatalf("maintain: %+v %v", st, err)
+	}
+	if keys := mem.Keys("bkt", "empty/"); len(keys) != 0 {
+		t.Fatalf("reading wrote %v", keys)
+	}
+}

@@ -328,9 +328,9 @@ func (a *Archive) Maintain(ctx context.Context, table string, opts MaintainOptio
 	if opts.OrphanAge == 0 {
 		opts.OrphanAge = DefaultOrphanAge
 	}
-	t, err := a.lake.load(ctx, table)
-	if err != nil {
-		return st, err
+	t, err := a.lake.current(ctx, table)
+	if err != nil || t == nil {
+		return st, err // a table nothing was written to needs no upkeep
 	}
 	st.SnapshotsBefore = len(t.Metadata().Snapshots())
 	if !opts.DryRun && t.CurrentSnapshot() != nil {
@@ -345,7 +345,7 @@ func (a *Archive) Maintain(ctx context.Context, table string, opts MaintainOptio
 		if err != nil {
 			return st, fmt.Errorf("archiver: expire snapshots of %s: %w", table, err)
 		}
-		if t, err = a.lake.load(ctx, table); err != nil {
+		if t, err = a.lake.current(ctx, table); err != nil || t == nil {
 			return st, err
 		}
 		st.SnapshotsExpired = st.SnapshotsBefore - len(t.Metadata().Snapshots())

@@ -119,6 +119,21 @@ func (k *lake) load(ctx context.Context, name string) (*table.Table, error) {
 	return t, nil
 }
 
+// current returns the table's current metadata for a reader, or nil when
+// the table does not exist yet (an archive nothing was written to). Unlike
+// load, it never creates or changes a table: reading needs no write access
+// to the catalog.
+func (k *lake) current(ctx context.Context, name string) (*table.Table, error) {
+	t, err := k.cat.LoadTable(ctx, k.ident(name))
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archiver: load table %s: %w", strings.Join(k.ident(name), "."), err)
+	}
+	return t, nil
+}
+
 // ensureOnce ensures the table the first time this process uses it and
 // returns it then; later calls return nil and no error, without a request.
 func (k *lake) ensureOnce(ctx context.Context, name string) (*table.Table, error) {
@@ -335,10 +350,10 @@ var maxCommitAttempts = 30
 
 // dataFiles returns the data files of the table's current snapshot,
 // restricted to the given event dates (all when dates is empty), keyed by
-// their S3 key.
+// their S3 key; none for a nil (missing) table.
 func (k *lake) dataFiles(ctx context.Context, t *table.Table, dates []string) (map[string]iceberg.DataFile, error) {
 	out := map[string]iceberg.DataFile{}
-	if t.CurrentSnapshot() == nil {
+	if t == nil || t.CurrentSnapshot() == nil {
 		return out, nil
 	}
 	opts := []table.ScanOption{}

@@ -50,7 +50,7 @@ Examples:
   streamfold archive maintain --dry-run
   streamfold archive errors --json
   streamfold archive queries sf_vs_ldf_cost_per_execution
-  streamfold archive --catalog glue --namespace streamfold_prod_archive ls --archive-uri s3://my-archive/archive
+  streamfold archive ls --catalog glue --namespace streamfold_prod_archive --archive-uri s3://my-archive/archive
 
 Exit status: 0 ok; 1 errors lists poison records, or compact lost to a
 concurrent compaction (retry); 2 usage; 3 S3 or catalog error.
