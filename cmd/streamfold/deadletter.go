@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -14,6 +15,7 @@ import (
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/schema"
 )
 
 func init() {
@@ -149,23 +151,11 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}
 	if sub == "list" {
-		if *asJSON {
-			if letters == nil {
-				letters = []projector.DeadLetter{}
-			}
-			if err := writeJSON(env.stdout, letters); err != nil {
-				return errorf(env, exitRuntime, "deadletter: %v", err)
-			}
-			return exitOK
-		}
-		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SEQUENCE\tEVENT_ID\tSTATUS\tREASON\tERROR")
-		for _, d := range letters {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.SequenceNumber, d.EventID, d.Status, d.Reason, d.Error)
-		}
-		tw.Flush()
-		fmt.Fprintf(env.stdout, "%d dead letters for consumer %q in %s\n", len(letters), *consumer, n.Table("dead-letters"))
-		return exitOK
+		return printDeadLetters(env, letters, *consumer, n.Table(schema.TableDeadLetters), *asJSON,
+			[]string{"SEQUENCE", "EVENT_ID", "STATUS", "REASON", "ERROR"},
+			func(d projector.DeadLetter) []string {
+				return []string{d.SequenceNumber, d.EventID, d.Status, d.Reason, d.Error}
+			})
 	}
 	type replayResult struct {
 		Replayed    int      `json:"replayed"`
@@ -206,5 +196,27 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	case len(res.StillPoison) > 0:
 		return exitFailed
 	}
+	return exitOK
+}
+
+// printDeadLetters prints "deadletter list": the letters as JSON (an empty
+// array, never null), or a table of the given columns and a count line.
+func printDeadLetters(env *cliEnv, letters []projector.DeadLetter, consumer, table string, asJSON bool, cols []string, row func(projector.DeadLetter) []string) int {
+	if asJSON {
+		if letters == nil {
+			letters = []projector.DeadLetter{}
+		}
+		if err := writeJSON(env.stdout, letters); err != nil {
+			return errorf(env, exitRuntime, "deadletter: %v", err)
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	for _, d := range letters {
+		fmt.Fprintln(tw, strings.Join(row(d), "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintf(env.stdout, "%d dead letters for consumer %q in %s\n", len(letters), consumer, table)
 	return exitOK
 }

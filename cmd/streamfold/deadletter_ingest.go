@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"text/tabwriter"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -51,23 +50,9 @@ func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dyn
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}
 	if sub == "list" {
-		if asJSON {
-			if letters == nil {
-				letters = []projector.DeadLetter{}
-			}
-			if err := writeJSON(env.stdout, letters); err != nil {
-				return errorf(env, exitRuntime, "deadletter: %v", err)
-			}
-			return exitOK
-		}
-		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "POSITION\tSTATUS\tREASON\tERROR")
-		for _, d := range letters {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Position, d.Status, d.Reason, d.Error)
-		}
-		tw.Flush()
-		fmt.Fprintf(env.stdout, "%d dead letters for consumer %q in %s\n", len(letters), ingest.DeadLetterConsumer, n.Table(schema.TableDeadLetters))
-		return exitOK
+		return printDeadLetters(env, letters, ingest.DeadLetterConsumer, n.Table(schema.TableDeadLetters), asJSON,
+			[]string{"POSITION", "STATUS", "REASON", "ERROR"},
+			func(d projector.DeadLetter) []string { return []string{d.Position, d.Status, d.Reason, d.Error} })
 	}
 	app, err := ingest.NewAppender(ddb, ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
 	if err != nil {
