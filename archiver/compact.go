@@ -96,18 +96,8 @@ func (p compactPlan) inputs() []string {
 // twice writes the same keys.
 func planCompaction(l layout, table, date string, keys []string, info map[string]listed, target int64, minAge time.Duration, now time.Time) (compactPlan, error) {
 	var p compactPlan
-	keys = slices.Sorted(slices.Values(keys))
-	var cur []string
-	var curBytes int64
-	flush := func() {
-		if len(cur) > 1 {
-			p.Groups = append(p.Groups, cur)
-		} else {
-			p.Skipped += len(cur)
-		}
-		cur, curBytes = nil, 0
-	}
-	for _, k := range keys {
+	var candidates []string
+	for _, k := range slices.Sorted(slices.Values(keys)) {
 		o, ok := info[k]
 		if !ok {
 			return compactPlan{}, fmt.Errorf("%w: table %s holds %s, which does not exist", ErrCorruptObject, table, k)
@@ -116,13 +106,15 @@ func planCompaction(l layout, table, date string, keys []string, info map[string
 			p.Skipped++
 			continue
 		}
-		if len(cur) > 0 && curBytes+o.size > target {
-			flush()
-		}
-		cur = append(cur, k)
-		curBytes += o.size
+		candidates = append(candidates, k)
 	}
-	flush()
+	for _, g := range packBySize(candidates, func(k string) int64 { return info[k].size }, target) {
+		if len(g) > 1 {
+			p.Groups = append(p.Groups, g)
+		} else {
+			p.Skipped++ // nothing to merge it with
+		}
+	}
 	if len(p.Groups) == 0 {
 		return p, nil
 	}
@@ -392,6 +384,26 @@ func (a *Archive) mergeGroups(ctx context.Context, table string, groups [][]stri
 		}
 	}
 	return m, nil
+}
+
+// packBySize cuts keys, in their order, into consecutive groups of at most
+// target bytes (a key larger than target is a group of its own).
+func packBySize(keys []string, size func(string) int64, target int64) [][]string {
+	var groups [][]string
+	var cur []string
+	var curBytes int64
+	for _, k := range keys {
+		if len(cur) > 0 && curBytes+size(k) > target {
+			groups = append(groups, cur)
+			cur, curBytes = nil, 0
+		}
+		cur = append(cur, k)
+		curBytes += size(k)
+	}
+	if len(cur) > 0 {
+		groups = append(groups, cur)
+	}
+	return groups
 }
 
 // mergeInto merges the records of the input objects into one output object

@@ -159,3 +159,36 @@ func ParseURI(uri string) (bucket, prefix string, err error) {
 	}
 	return bucket, prefix, nil
 }
+
+// Keys of the migration from the pre-Iceberg format (migrate.go).
+
+const (
+	legacyMigratedDir = "_migrated"
+	migratedPrefix    = "migrated-"
+)
+
+// migratedKey names the n-th output of the migration id of a partition.
+func (l layout) migratedKey(table, date, id string, n int) string {
+	return fmt.Sprintf("%s%s%s-%03d.parquet", l.dataDir(table, date), migratedPrefix, id, n)
+}
+
+// migratedID returns the migration id of a migrated file's key.
+func migratedID(key string) (string, bool) {
+	name := key[strings.LastIndexByte(key, '/')+1:]
+	rest, ok := strings.CutPrefix(name, migratedPrefix)
+	if !ok {
+		return "", false
+	}
+	id, _, ok := strings.Cut(rest, "-")
+	return id, ok && id != ""
+}
+
+// migrationMarkerKey is the marker of a migrated partition.
+func (l layout) migrationMarkerKey(table, date string) string {
+	return l.join(legacyMigratedDir + "/" + table + "/" + partition(date))
+}
+
+// legacyDataDir is the prefix of a partition's pre-Iceberg data objects.
+func (l layout) legacyDataDir(table, date string) string {
+	return l.join(table+"/"+partition(date)) + "/"
+}

@@ -55,37 +55,6 @@ import (
 // migrated, or the manifest was edited). Migrate refuses it.
 var ErrMigrationConflict = errors.New("archiver: migration conflict")
 
-const (
-	legacyMigratedDir = "_migrated"
-	migratedPrefix    = "migrated-"
-)
-
-// migratedKey names the n-th output of the migration id of a partition.
-func (l layout) migratedKey(table, date, id string, n int) string {
-	return fmt.Sprintf("%s%s%s-%03d.parquet", l.dataDir(table, date), migratedPrefix, id, n)
-}
-
-// migratedID returns the migration id of a migrated file's key.
-func migratedID(key string) (string, bool) {
-	name := key[strings.LastIndexByte(key, '/')+1:]
-	rest, ok := strings.CutPrefix(name, migratedPrefix)
-	if !ok {
-		return "", false
-	}
-	id, _, ok := strings.Cut(rest, "-")
-	return id, ok && id != ""
-}
-
-// migrationMarkerKey is the marker of a migrated partition.
-func (l layout) migrationMarkerKey(table, date string) string {
-	return l.join(legacyMigratedDir + "/" + table + "/" + partition(date))
-}
-
-// legacyDataDir is the prefix of a partition's pre-Iceberg data objects.
-func (l layout) legacyDataDir(table, date string) string {
-	return l.join(table+"/"+partition(date)) + "/"
-}
-
 // migrationMarker is the content of a marker.
 type migrationMarker struct {
 	Table      string    `json:"table"`
@@ -340,25 +309,14 @@ func (a *Archive) migratePartition(ctx context.Context, table, date string, opts
 	for _, o := range objs {
 		info[o.key] = o
 	}
-	var groups [][]string
-	var cur []string
-	var curBytes int64
 	for _, k := range keys {
 		o, ok := info[k]
 		if !ok {
 			return p, fmt.Errorf("%w: manifest %s lists %s, which does not exist", ErrCorruptObject, manKey, k)
 		}
 		p.InputBytes += o.size
-		if len(cur) > 0 && curBytes+o.size > opts.TargetObjectBytes {
-			groups = append(groups, cur)
-			cur, curBytes = nil, 0
-		}
-		cur = append(cur, k)
-		curBytes += o.size
 	}
-	if len(cur) > 0 {
-		groups = append(groups, cur)
-	}
+	groups := packBySize(keys, func(k string) int64 { return info[k].size }, opts.TargetObjectBytes)
 	if opts.DryRun {
 		p.Status = MigrateWouldMigrate
 		p.Files = len(groups)
