@@ -24,31 +24,12 @@ import (
 	"github.com/streamfold/streamfold/schema"
 )
 
-// syncBuffer is a bytes.Buffer safe to write from the server while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startServe runs `streamfold serve` in the background until the returned
 // stop is called; it returns the base URL and the server's stderr.
-func startServe(t *testing.T, env map[string]string, args ...string) (base string, stderr *syncBuffer, stop func() int) {
+func startServe(t *testing.T, env map[string]string, args ...string) (base string, stderr *testenv.SyncBuffer, stop func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr = &syncBuffer{}
+	stderr = &testenv.SyncBuffer{}
 	e := &cliEnv{stdin: strings.NewReader(""), stdout: io.Discard, stderr: stderr, getenv: func(k string) string { return env[k] }}
 	code := make(chan int, 1)
 	go func() { code <- run(ctx, e, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)) }()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/streamfold/streamfold/internal/runtimeapi"
+	"github.com/streamfold/streamfold/internal/testenv"
 )
 
 // TestColdStart measures the init of built bootstraps side by side: the time
@@ -76,7 +77,7 @@ func TestColdStart(t *testing.T) {
 		cmd := exec.Command(v.boot)
 		cmd.Dir = filepath.Dir(v.boot)
 		cmd.Env = lambdaEnv("archiver", 512, srv.Addr(), filepath.Dir(v.boot), v.env)
-		logs := &syncBuffer{}
+		logs := &testenv.SyncBuffer{}
 		cmd.Stdout, cmd.Stderr = logs, logs
 		exited := make(chan struct{})
 		start := time.Now()

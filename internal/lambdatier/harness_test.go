@@ -1,7 +1,6 @@
 package lambdatier
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,26 +107,9 @@ type function struct {
 	name    string
 	srv     *runtimeapi.Server
 	cmd     *exec.Cmd
-	logs    *syncBuffer
+	logs    *testenv.SyncBuffer
 	exited  chan struct{}
 	timeout time.Duration
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // lambdaEnv is the environment of a function as Lambda gives it: the
@@ -177,7 +159,7 @@ func startFunction(t *testing.T, name, bootstrap string, memory int, timeout tim
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := &function{name: name, srv: srv, logs: &syncBuffer{}, exited: make(chan struct{}), timeout: timeout}
+	fn := &function{name: name, srv: srv, logs: &testenv.SyncBuffer{}, exited: make(chan struct{}), timeout: timeout}
 	fn.cmd = exec.Command(bootstrap)
 	fn.cmd.Dir = filepath.Dir(bootstrap)
 	fn.cmd.Env = lambdaEnv(name, memory, srv.Addr(), filepath.Dir(bootstrap), env)
