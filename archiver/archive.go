@@ -120,10 +120,11 @@ func (c *Config) setDefaults() {
 // concurrent use, also by several processes at once (see the package doc
 // for what concurrent writers and compactions may do).
 type Archive struct {
-	api  S3API
-	cfg  Config
-	l    layout
-	lake *lake
+	api      S3API
+	cfg      Config
+	l        layout
+	lake     *lake
+	clientID string // its S3 client's registration for the catalog's "s3" scheme
 }
 
 // New returns the archive of cfg on api.
@@ -136,15 +137,20 @@ func New(api S3API, cfg Config) (*Archive, error) {
 	}
 	cfg.setDefaults()
 	l := layout{bucket: cfg.Bucket, prefix: cfg.Prefix}
-	cat, err := openCatalog(context.Background(), cfg.Catalog, registerS3(api, cfg.ExpectedBucketOwner))
+	clientID := registerS3(api, cfg.ExpectedBucketOwner)
+	cat, err := openCatalog(context.Background(), cfg.Catalog, clientID)
 	if err != nil {
+		s3Clients.Delete(clientID)
 		return nil, err
 	}
-	return &Archive{api: api, cfg: cfg, l: l, lake: &lake{cat: cat, namespace: []string{cfg.Namespace}, l: l, ensured: map[string]bool{}}}, nil
+	return &Archive{api: api, cfg: cfg, l: l, clientID: clientID, lake: &lake{cat: cat, namespace: []string{cfg.Namespace}, l: l, ensured: map[string]bool{}}}, nil
 }
 
-// Close releases the catalog (the SQLite file of a sqlite: catalog).
+// Close releases the catalog (the SQLite file of a sqlite: catalog) and
+// the archive's registration of its S3 client. The archive is unusable
+// afterwards.
 func (a *Archive) Close() error {
+	defer s3Clients.Delete(a.clientID)
 	if c, ok := a.lake.cat.(interface{ Close() error }); ok {
 		return c.Close()
 	}
