@@ -99,12 +99,13 @@ func Nanos(dollars float64) int64 {
 // that the state can be decoded again.
 type AggregateKind string
 
-// The aggregate kinds, one per kind of subject.
+// The aggregate kinds, one per kind of subject; each is declared by its
+// domain in schema (schema.Aggregate) and its fold registers under it.
 const (
-	KindAgentExecution AggregateKind = "agent-execution" // states/execution/<arn>
-	KindAlbumExecution AggregateKind = "album-execution" // albums/execution/<id> (execution + its albums)
-	KindTask           AggregateKind = "album-task"      // albums/task/<id>
-	KindJob            AggregateKind = "job"             // github/<inst>/job/<id> (webhooks + runner events)
-	KindDeployment     AggregateKind = "deployment"      // github/<inst>/deployment/<id>
-	KindMessage        AggregateKind = "message"         // messages/<id>
+	KindAgentExecution AggregateKind = schema.AggregateAgentExecution // states/execution/<arn>
+	KindAlbumExecution AggregateKind = schema.AggregateAlbumExecution // albums/execution/<id> (execution + its albums)
+	KindTask           AggregateKind = schema.AggregateTask           // albums/task/<id>
+	KindJob            AggregateKind = schema.AggregateJob            // github/<inst>/job/<id> (webhooks + runner events)
+	KindDeployment     AggregateKind = schema.AggregateDeployment     // github/<inst>/deployment/<id>
+	KindMessage        AggregateKind = schema.AggregateMessage        // messages/<id>
 )

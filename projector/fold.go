@@ -24,69 +24,58 @@ import (
 // Each is a join (idempotent, commutative, associative), so a state folds to
 // the same value from any order of any multiset of the same events.
 
-// kindByType maps every event type to the aggregate kind it folds into.
-var kindByType = map[string]AggregateKind{
-	schema.TypeExecutionStatusChange: KindAgentExecution,
+// folds holds each aggregate kind's constructor. Every fold registers itself
+// from its own file (registerFold); the event types that reach it are the
+// ones its domain declares in schema (schema.Kind.Aggregate).
+var folds = map[AggregateKind]func() Aggregate{}
 
-	schema.TypeAlbumExecutionStarted:   KindAlbumExecution,
-	schema.TypeAlbumExecutionStep:      KindAlbumExecution,
-	schema.TypeAlbumExecutionWaiting:   KindAlbumExecution,
-	schema.TypeAlbumExecutionCompleted: KindAlbumExecution,
-	schema.TypeAlbumExecutionFailed:    KindAlbumExecution,
-	schema.TypeAlbumExtracted:          KindAlbumExecution,
-	schema.TypeAlbumValidated:          KindAlbumExecution,
-	schema.TypeAlbumPriced:             KindAlbumExecution,
-
-	schema.TypeTaskCreated:   KindTask,
-	schema.TypeTaskCompleted: KindTask,
-	schema.TypeTaskExpired:   KindTask,
-
-	schema.TypeJobQueued:         KindJob,
-	schema.TypeJobWaiting:        KindJob,
-	schema.TypeJobInProgress:     KindJob,
-	schema.TypeJobCompleted:      KindJob,
-	schema.TypeRunnerScheduled:   KindJob,
-	schema.TypeRunnerRescheduled: KindJob,
-	schema.TypeRunnerAttached:    KindJob,
-	schema.TypeRunnerInterrupted: KindJob,
-	schema.TypeRunnerTerminated:  KindJob,
-
-	schema.TypeDeploymentPending:  KindDeployment,
-	schema.TypeDeploymentApproved: KindDeployment,
-	schema.TypeDeploymentRejected: KindDeployment,
-
-	schema.TypeMessageCreated:    KindMessage,
-	schema.TypeMessageQueued:     KindMessage,
-	schema.TypeMessageProcessing: KindMessage,
-	schema.TypeMessageCompleted:  KindMessage,
-	schema.TypeMessageFailed:     KindMessage,
+// registerFold registers the fold of an aggregate kind. It panics for a kind
+// no schema domain declares and for a kind registered twice, so a fold
+// without events, or a domain without a fold, fails at start-up (and in
+// TestEveryTypeHasAFold), never on the first event.
+func registerFold(k AggregateKind, newState func() Aggregate) {
+	if _, ok := schema.AggregateOf(string(k)); !ok {
+		panic("projector: no schema domain declares aggregate " + string(k))
+	}
+	if _, dup := folds[k]; dup {
+		panic("projector: fold " + string(k) + " registered twice")
+	}
+	folds[k] = newState
 }
 
-// KindFor returns the aggregate kind an event type folds into.
+// KindFor returns the aggregate kind an event type folds into, as its
+// schema domain declares it.
 func KindFor(eventType string) (AggregateKind, bool) {
-	k, ok := kindByType[eventType]
-	return k, ok
+	k, ok := schema.KindOf(eventType)
+	if !ok {
+		return "", false
+	}
+	_, folded := folds[AggregateKind(k.Aggregate)]
+	return AggregateKind(k.Aggregate), folded
 }
 
 // NewAggregate returns an empty aggregate of a kind (nil for an unknown kind).
 // Its state is a pointer to a struct that marshals to JSON; unmarshal stored
 // state into it to resume folding.
 func NewAggregate(k AggregateKind) Aggregate {
-	switch k {
-	case KindAgentExecution:
-		return &AgentExecutionState{}
-	case KindAlbumExecution:
-		return &AlbumExecutionState{}
-	case KindTask:
-		return &TaskState{}
-	case KindJob:
-		return &JobState{}
-	case KindDeployment:
-		return &DeploymentState{}
-	case KindMessage:
-		return &MessageState{}
+	if f, ok := folds[k]; ok {
+		return f()
 	}
 	return nil
+}
+
+// precedenceOf is the Precedence of an aggregate kind's lifecycle, as its
+// schema domain declares it.
+func precedenceOf(k AggregateKind) Precedence {
+	a, ok := schema.AggregateOf(string(k))
+	if !ok {
+		panic("projector: no schema domain declares aggregate " + string(k))
+	}
+	p := Precedence{}
+	for _, st := range a.Lifecycle {
+		p[st.Name] = st.Rank
+	}
+	return p
 }
 
 // Stamp orders the writes of LWW registers: by Rank, then event time, then
@@ -207,6 +196,13 @@ func recordedTime(e schema.Event) time.Time {
 		return e.RecordedAt.UTC()
 	}
 	return e.Time.UTC()
+}
+
+// statusOf is the status an event moves its subject to, as its domain
+// declares it ("" when the payload decides).
+func statusOf(e schema.Event) string {
+	st, _ := schema.StatusOf(e.Type)
+	return st
 }
 
 // payloadOf returns the typed payload, decoding the event when none is given.

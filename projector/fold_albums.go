@@ -10,34 +10,17 @@ import (
 	"github.com/streamfold/streamfold/schema"
 )
 
-// Album workflow statuses (seed 001). running and waiting alternate (a human
-// validation task makes an execution wait, its completion makes it run
-// again), so they share a rank and the later by (time, id) wins; completed
-// and failed absorb them, and if both appear the later by (time, id) wins.
-var albumExecutionStatuses = Precedence{
-	"running":   0,
-	"waiting":   0,
-	"completed": 1,
-	"failed":    1,
+func init() {
+	registerFold(KindAlbumExecution, func() Aggregate { return &AlbumExecutionState{} })
+	registerFold(KindTask, func() Aggregate { return &TaskState{} })
 }
 
-// albumStatusOf is the status an execution event moves to.
-var albumStatusOf = map[string]string{
-	schema.TypeAlbumExecutionStarted:   "running",
-	schema.TypeAlbumExecutionStep:      "running",
-	schema.TypeAlbumExecutionWaiting:   "waiting",
-	schema.TypeAlbumExecutionCompleted: "completed",
-	schema.TypeAlbumExecutionFailed:    "failed",
-}
+// Album workflow statuses (seed 001, declared in schema): running and
+// waiting alternate with one rank, completed and failed absorb them.
+var albumExecutionStatuses = precedenceOf(KindAlbumExecution)
 
 // Task statuses: pending, then completed or expired.
-var taskStatuses = Precedence{"pending": 0, "completed": 1, "expired": 1}
-
-var taskStatusOf = map[string]string{
-	schema.TypeTaskCreated:   "pending",
-	schema.TypeTaskCompleted: "completed",
-	schema.TypeTaskExpired:   "expired",
-}
+var taskStatuses = precedenceOf(KindTask)
 
 // AlbumExecutionState is the fold of one sf/ldf album-workflow execution and
 // its albums (albums/execution/<id>): the execution item, one item per
@@ -99,7 +82,7 @@ func (a *AlbumExecutionState) Apply(e schema.Event, p schema.Payload) {
 		if e.Type == schema.TypeAlbumExecutionStarted {
 			keepEarliest(&a.StartedAt, e.Time)
 		}
-		if rs, ok := albumExecutionStatuses.Offer(&a.Status, albumStatusOf[e.Type], s); ok && rs.Rank > 0 {
+		if rs, ok := albumExecutionStatuses.Offer(&a.Status, statusOf(e), s); ok && rs.Rank > 0 {
 			a.Outcome.Set(rs, AlbumOutcome{DurationMs: d.DurationMs, EstimatedCost: d.EstimatedCost, Error: d.Error})
 		}
 	case *schema.AlbumEvent:
@@ -332,7 +315,7 @@ func (t *TaskState) Apply(e schema.Event, p schema.Payload) {
 	keepLeast(&t.TaskID, d.TaskID)
 	keepLeast(&t.WorkflowType, d.WorkflowType)
 	keepLeast(&t.ExecutionID, d.ExecutionID)
-	taskStatuses.Offer(&t.Status, taskStatusOf[e.Type], s)
+	taskStatuses.Offer(&t.Status, statusOf(e), s)
 	if d.ImageS3Key != "" {
 		t.ImageS3Key.Set(s, d.ImageS3Key)
 	}

@@ -12,17 +12,15 @@ import (
 	"github.com/streamfold/streamfold/schema"
 )
 
-// Job statuses (seed 003): queued < waiting < scheduled < in_progress <
-// completed. A late queued webhook (a redelivery, or the second queued
-// delivery of an approved deployment) never moves a job back; "scheduled"
-// comes from runson.runner.scheduled.
-var jobStatuses = Precedence{
-	"queued":      0,
-	"waiting":     1,
-	"scheduled":   2,
-	"in_progress": 3,
-	"completed":   4,
+func init() {
+	registerFold(KindJob, func() Aggregate { return &JobState{} })
+	registerFold(KindDeployment, func() Aggregate { return &DeploymentState{} })
 }
+
+// Job statuses (seed 003, declared in schema): queued < waiting < scheduled
+// < in_progress < completed. A late queued webhook never moves a job back;
+// "scheduled" comes from runson.runner.scheduled.
+var jobStatuses = precedenceOf(KindJob)
 
 // failedConclusions are the conclusions a run summary counts as failed jobs.
 var failedConclusions = func() map[string]bool {
@@ -171,7 +169,7 @@ func (j *JobState) applyWebhook(e schema.Event, d *schema.WorkflowJobWebhook, s 
 	}
 	keepEarliest(&j.ReceivedAt, recordedTime(e))
 
-	status := d.Action
+	status := statusOf(e)
 	if status == "queued" && wj.Status == "waiting" {
 		// A queued delivery of a job that already waits for a deployment
 		// protection rule's approval.
@@ -224,7 +222,7 @@ func (j *JobState) applyRunner(e schema.Event, d *schema.RunnerEvent, s Stamp) {
 	setStr(&j.PoolName, s, d.PoolName)
 	switch e.Type {
 	case schema.TypeRunnerScheduled:
-		jobStatuses.Offer(&j.Status, "scheduled", s)
+		jobStatuses.Offer(&j.Status, statusOf(e), s)
 		if d.ScheduledAt != nil {
 			keepEarliest(&j.ScheduledAt, *d.ScheduledAt)
 		}
@@ -434,13 +432,7 @@ func (j *JobState) Contributions() []Contribution {
 }
 
 // Deployment approval statuses: pending, then approved or rejected.
-var deploymentStatuses = Precedence{"pending": 0, "approved": 1, "rejected": 1}
-
-var deploymentStatusOf = map[string]string{
-	schema.TypeDeploymentPending:  "pending",
-	schema.TypeDeploymentApproved: "approved",
-	schema.TypeDeploymentRejected: "rejected",
-}
+var deploymentStatuses = precedenceOf(KindDeployment)
 
 // DeploymentState is the fold of one deployment's approval events
 // (github/<installation>/deployment/<id>), the seed 003 deployments item.
@@ -475,7 +467,7 @@ func (d *DeploymentState) Apply(e schema.Event, p schema.Payload) {
 	setStr(&d.RepoFullName, s, v.RepoFullName)
 	setStr(&d.Environment, s, v.Environment)
 	d.RequiresApproval.Set(s, v.RequiresApproval)
-	deploymentStatuses.Offer(&d.Status, deploymentStatusOf[e.Type], s)
+	deploymentStatuses.Offer(&d.Status, statusOf(e), s)
 	switch e.Type {
 	case schema.TypeDeploymentPending:
 		keepEarliest(&d.PendingAt, e.Time)

@@ -11,20 +11,15 @@ import (
 	"github.com/streamfold/streamfold/schema"
 )
 
-// Message statuses (seed 004): created < queued < processing < completed |
-// failed. No backwards transitions; if a message both completes and fails,
-// the later by (time, id) wins.
-var messageStatuses = Precedence{
-	"created":    0,
-	"queued":     1,
-	"processing": 2,
-	"completed":  3,
-	"failed":     3,
-}
+func init() { registerFold(KindMessage, func() Aggregate { return &MessageState{} }) }
+
+// Message statuses (seed 004, declared in schema): created < queued <
+// processing < completed | failed.
+var messageStatuses = precedenceOf(KindMessage)
 
 // messageStatusList is every status, in precedence order (the counters of a
 // message metrics row).
-var messageStatusList = schema.MessageStatuses()
+var messageStatusList = schema.Statuses(schema.AggregateMessage)
 
 // MessageState is the fold of one rez_agent message (messages/<id>): the
 // seed 004 messages item and its share of the per-stage daily counts.
@@ -57,7 +52,7 @@ func (m *MessageState) Apply(e schema.Event, p schema.Payload) {
 	s := StampOf(e)
 	keepLeast(&m.MessageID, d.MessageID)
 	keepLeast(&m.Stage, d.Stage)
-	messageStatuses.Offer(&m.Status, schema.MessageStatus(e.Type), s)
+	messageStatuses.Offer(&m.Status, statusOf(e), s)
 	setStr(&m.CreatedBy, s, d.CreatedBy)
 	setStr(&m.MessageType, s, d.MessageType)
 	setStr(&m.CorrelationID, s, d.CorrelationID)
@@ -161,7 +156,7 @@ func (m *MessageState) Contributions() []Contribution {
 	if m.Stage == "" || created.IsZero() || !m.Status.Known() {
 		return nil
 	}
-	scope, date := "messages/"+m.Stage, dayOf(created)
+	scope, date := schema.MessageScope(m.Stage), dayOf(created)
 	c := make(map[string]int64, len(messageStatusList)+1)
 	c["total"] = 1
 	for _, st := range messageStatusList {

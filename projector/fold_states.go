@@ -6,16 +6,12 @@ import (
 	"github.com/streamfold/streamfold/schema"
 )
 
-// executionStatuses: RUNNING, then one of the terminal statuses. Two terminal
-// statuses of one attempt (which EventBridge never sends) resolve to the
-// later by (time, id).
-var executionStatuses = Precedence{
-	schema.ExecutionRunning:   0,
-	schema.ExecutionSucceeded: 1,
-	schema.ExecutionFailed:    1,
-	schema.ExecutionTimedOut:  1,
-	schema.ExecutionAborted:   1,
-}
+func init() { registerFold(KindAgentExecution, func() Aggregate { return &AgentExecutionState{} }) }
+
+// executionStatuses: RUNNING, then one of the terminal statuses (declared
+// in schema). Two terminal statuses of one attempt (which EventBridge never
+// sends) resolve to the later by (time, id).
+var executionStatuses = precedenceOf(KindAgentExecution)
 
 // attemptStride is the number of status ranks per attempt: an event's rank
 // is redriveCount*attemptStride + its status's precedence, so the status

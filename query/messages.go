@@ -200,7 +200,7 @@ func (c *Client) dailyMessageRows(ctx context.Context, ms *MessageStats) error {
 	var keys []map[string]types.AttributeValue
 	for _, s := range ms.Stages {
 		for _, d := range days {
-			keys = append(keys, map[string]types.AttributeValue{"scope": avS("messages/" + s.Stage), "date": avS(d)})
+			keys = append(keys, map[string]types.AttributeValue{"scope": avS(schema.MessageScope(s.Stage)), "date": avS(d)})
 		}
 	}
 	rows := map[string]map[string]any{}
@@ -230,7 +230,7 @@ func (c *Client) dailyMessageRows(ctx context.Context, ms *MessageStats) error {
 	}
 	for i := range ms.Stages {
 		for _, d := range days {
-			if row, ok := rows["messages/"+ms.Stages[i].Stage+"|"+d]; ok {
+			if row, ok := rows[schema.MessageScope(ms.Stages[i].Stage)+"|"+d]; ok {
 				ms.Stages[i].Daily = append(ms.Stages[i].Daily, row)
 			}
 		}

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,14 +32,51 @@ const (
 	WorkflowDurableFunctions = "durable-functions"
 )
 
+// The kinds of subject of the albums domain's events.
+const (
+	AggregateAlbumExecution = "album-execution" // an execution and its albums: albums/execution/<executionId>
+	AggregateTask           = "album-task"      // a human validation task: albums/task/<taskId>
+)
+
 func init() {
-	register(DomainAlbums, func() Payload { return new(AlbumExecutionEvent) },
-		TypeAlbumExecutionStarted, TypeAlbumExecutionStep, TypeAlbumExecutionWaiting,
-		TypeAlbumExecutionCompleted, TypeAlbumExecutionFailed)
-	register(DomainAlbums, func() Payload { return new(AlbumEvent) },
-		TypeAlbumExtracted, TypeAlbumValidated, TypeAlbumPriced)
-	register(DomainAlbums, func() Payload { return new(TaskEvent) },
-		TypeTaskCreated, TypeTaskCompleted, TypeTaskExpired)
+	execution := func() Payload { return new(AlbumExecutionEvent) }
+	album := func() Payload { return new(AlbumEvent) }
+	task := func() Payload { return new(TaskEvent) }
+	registerDomain(Descriptor{
+		Domain: DomainAlbums,
+		Doc:    "sf/ldf album workflow: executions, albums and human validation tasks (seed 001)",
+		Aggregates: []Aggregate{
+			{
+				Kind: AggregateAlbumExecution, Subject: "albums/execution/<executionId>",
+				// running and waiting alternate (a validation task makes an
+				// execution wait, its completion makes it run again), so they
+				// share a rank and the later by (time, id) wins; completed and
+				// failed absorb them, and of both the later wins.
+				Lifecycle: Lifecycle{{"running", 0}, {"waiting", 0}, {"completed", 1}, {"failed", 1}},
+			},
+			{
+				Kind: AggregateTask, Subject: "albums/task/<taskId>",
+				Lifecycle: Lifecycle{{"pending", 0}, {"completed", 1}, {"expired", 1}},
+			},
+		},
+		Types: slices.Concat(
+			eventTypes(AggregateAlbumExecution, execution,
+				TypeAlbumExecutionStarted, "running",
+				TypeAlbumExecutionStep, "running",
+				TypeAlbumExecutionWaiting, "waiting",
+				TypeAlbumExecutionCompleted, "completed",
+				TypeAlbumExecutionFailed, "failed"),
+			eventTypes(AggregateAlbumExecution, album,
+				TypeAlbumExtracted, "",
+				TypeAlbumValidated, "",
+				TypeAlbumPriced, ""),
+			eventTypes(AggregateTask, task,
+				TypeTaskCreated, "pending",
+				TypeTaskCompleted, "completed",
+				TypeTaskExpired, "expired"),
+		),
+		Tables: []string{TableWorkflows},
+	})
 }
 
 // AlbumExecutionEvent is a lifecycle event of one album-workflow execution.

@@ -52,23 +52,20 @@ const (
 	DomainMessages Domain = "messages" // rez_agent messages (seed 004)
 )
 
-// Kind describes one event type.
+// Kind describes one event type, as its domain registered it (see
+// Descriptor).
 type Kind struct {
 	Type   string
 	Domain Domain
+	// Aggregate is the kind of subject the event folds into.
+	Aggregate string
+	// Status is the status the event moves its subject to ("" when the
+	// payload decides).
+	Status string
 	new    func() Payload
 }
 
 var kinds = map[string]Kind{}
-
-func register(domain Domain, newPayload func() Payload, types ...string) {
-	for _, t := range types {
-		if _, dup := kinds[t]; dup {
-			panic("schema: duplicate event type " + t)
-		}
-		kinds[t] = Kind{Type: t, Domain: domain, new: newPayload}
-	}
-}
 
 // Types lists every known event type, sorted.
 func Types() []string {

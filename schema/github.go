@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,13 +51,54 @@ func JobAction(action string) string {
 	return action
 }
 
+// The kinds of subject of the github domain's events.
+const (
+	AggregateJob        = "job"        // JobSubject: a job's webhooks and its runner's events
+	AggregateDeployment = "deployment" // DeploymentSubject: a deployment's approval events
+)
+
 func init() {
-	register(DomainGitHub, func() Payload { return new(WorkflowJobWebhook) },
-		TypeJobQueued, TypeJobWaiting, TypeJobInProgress, TypeJobCompleted)
-	register(DomainGitHub, func() Payload { return new(RunnerEvent) },
-		TypeRunnerScheduled, TypeRunnerRescheduled, TypeRunnerAttached, TypeRunnerInterrupted, TypeRunnerTerminated)
-	register(DomainGitHub, func() Payload { return new(DeploymentEvent) },
-		TypeDeploymentPending, TypeDeploymentApproved, TypeDeploymentRejected)
+	webhook := func() Payload { return new(WorkflowJobWebhook) }
+	runner := func() Payload { return new(RunnerEvent) }
+	deployment := func() Payload { return new(DeploymentEvent) }
+	registerDomain(Descriptor{
+		Domain: DomainGitHub,
+		Doc:    "GitHub workflow_job webhooks, RunsOn runner events and deployment approvals (seed 003)",
+		Aggregates: []Aggregate{
+			{
+				Kind: AggregateJob, Subject: "github/<installation>/job/<job id>",
+				// A late queued webhook (a redelivery, or the second queued
+				// delivery of an approved deployment) never moves a job back;
+				// scheduled comes from runson.runner.scheduled.
+				Lifecycle: Lifecycle{{"queued", 0}, {"waiting", 1}, {"scheduled", 2}, {"in_progress", 3}, {"completed", 4}},
+			},
+			{
+				Kind: AggregateDeployment, Subject: "github/<installation>/deployment/<deployment id>",
+				Lifecycle: Lifecycle{{"pending", 0}, {"approved", 1}, {"rejected", 1}},
+			},
+		},
+		Types: slices.Concat(
+			// A webhook's status is its action (validation checks that the
+			// type names it); the fold turns a queued delivery of a job
+			// that already waits for an approval into waiting.
+			eventTypes(AggregateJob, webhook,
+				TypeJobQueued, "queued",
+				TypeJobWaiting, "waiting",
+				TypeJobInProgress, "in_progress",
+				TypeJobCompleted, "completed"),
+			eventTypes(AggregateJob, runner,
+				TypeRunnerScheduled, "scheduled",
+				TypeRunnerRescheduled, "",
+				TypeRunnerAttached, "",
+				TypeRunnerInterrupted, "",
+				TypeRunnerTerminated, ""),
+			eventTypes(AggregateDeployment, deployment,
+				TypeDeploymentPending, "pending",
+				TypeDeploymentApproved, "approved",
+				TypeDeploymentRejected, "rejected"),
+		),
+		Tables: []string{TableWorkflowJobs, TableWorkflowRuns, TableDeployments},
+	})
 }
 
 // JobSubject is the subject of a workflow job's events. Job ids are scoped by

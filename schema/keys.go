@@ -25,9 +25,7 @@ func DeploymentKey(installation, deployment int64) string {
 
 // JobStatuses returns seed 003's job statuses in lifecycle order (a fresh
 // slice each call).
-func JobStatuses() []string {
-	return []string{"queued", "waiting", "scheduled", "in_progress", "completed"}
-}
+func JobStatuses() []string { return Statuses(AggregateJob) }
 
 // FailedConclusions returns the job conclusions that count as failures in
 // a run summary's failed_jobs (a fresh slice each call).
@@ -37,6 +35,4 @@ func FailedConclusions() []string {
 
 // MessageStatuses returns seed 004's message statuses in lifecycle order,
 // the counters of a per-stage message-count row (a fresh slice each call).
-func MessageStatuses() []string {
-	return []string{"created", "queued", "processing", "completed", "failed"}
-}
+func MessageStatuses() []string { return Statuses(AggregateMessage) }

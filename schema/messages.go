@@ -20,10 +20,39 @@ var Stages = []string{"dev", "stage", "prod"}
 // NtfyPriorities are the priorities a notification payload may carry.
 var NtfyPriorities = []string{"min", "low", "default", "high", "urgent"}
 
+// AggregateMessage is the kind of subject of a message's events
+// ("messages/<message_id>").
+const AggregateMessage = "message"
+
 func init() {
-	register(DomainMessages, func() Payload { return new(MessageEvent) },
-		TypeMessageCreated, TypeMessageQueued, TypeMessageProcessing, TypeMessageCompleted, TypeMessageFailed)
+	newPayload := func() Payload { return new(MessageEvent) }
+	registerDomain(Descriptor{
+		Domain: DomainMessages,
+		Doc:    "rez_agent message transitions (seed 004)",
+		Aggregates: []Aggregate{{
+			Kind: AggregateMessage, Subject: "messages/<message_id>",
+			// created < queued < processing < completed | failed: no
+			// backwards transitions; if a message both completes and
+			// fails, the later by (time, id) wins.
+			Lifecycle: Lifecycle{{"created", 0}, {"queued", 1}, {"processing", 2}, {"completed", 3}, {"failed", 3}},
+		}},
+		Types: eventTypes(AggregateMessage, newPayload,
+			TypeMessageCreated, "created",
+			TypeMessageQueued, "queued",
+			TypeMessageProcessing, "processing",
+			TypeMessageCompleted, "completed",
+			TypeMessageFailed, "failed"),
+		Tables: []string{TableMessages, TableMetrics},
+	})
 }
+
+// MessageScopePrefix starts the scope of every per-stage message-count row
+// of the metrics table.
+const MessageScopePrefix = "messages/"
+
+// MessageScope is the metrics-table scope of a stage's daily message counts
+// ("messages/<stage>").
+func MessageScope(stage string) string { return MessageScopePrefix + stage }
 
 // MessageEvent is one transition of a rez_agent message. message_id and stage
 // are on every transition (so per-stage counts never need a lookup); created
@@ -44,12 +73,6 @@ type MessageEvent struct {
 
 // Subject is "messages/<message_id>".
 func (p *MessageEvent) Subject() string { return "messages/" + p.MessageID }
-
-// MessageStatus returns the status a message event type moves to
-// ("rez.message.failed" -> "failed").
-func MessageStatus(eventType string) string {
-	return strings.TrimPrefix(eventType, "rez.message.")
-}
 
 // messagePayload is the part of a notification payload that is checked.
 type messagePayload struct {

@@ -20,8 +20,24 @@ const (
 // execution (seed 002): both must be present with these values.
 var AgentTags = map[string]string{"Type": "Agent", "Application": "StepFunctionsAgent"}
 
+// AggregateAgentExecution is the kind of subject of Step Functions status
+// changes: states/execution/<executionArn>.
+const AggregateAgentExecution = "agent-execution"
+
 func init() {
-	register(DomainStates, func() Payload { return new(ExecutionStatusChange) }, TypeExecutionStatusChange)
+	registerDomain(Descriptor{
+		Domain: DomainStates,
+		Doc:    "Step Functions execution status changes, agent executions indexed (seeds 000, 002)",
+		Aggregates: []Aggregate{{
+			Kind: AggregateAgentExecution, Subject: "states/execution/<executionArn>",
+			// RUNNING, then one terminal status; the projector ranks them per
+			// attempt (redriveCount), see its fold.
+			Lifecycle: Lifecycle{{ExecutionRunning, 0}, {ExecutionSucceeded, 1}, {ExecutionFailed, 1}, {ExecutionTimedOut, 1}, {ExecutionAborted, 1}},
+		}},
+		// The payload carries the status.
+		Types:  eventTypes(AggregateAgentExecution, func() Payload { return new(ExecutionStatusChange) }, TypeExecutionStatusChange, ""),
+		Tables: []string{TableExecutions},
+	})
 }
 
 // Step Functions redrive statuses (ExecutionRedriveStatus), as EventBridge

@@ -116,16 +116,12 @@ func runEvents(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	fmt.Fprintln(env.stdout)
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	for _, d := range []schema.Domain{schema.DomainGitHub, schema.DomainStates, schema.DomainAlbums, schema.DomainMessages} {
-		fmt.Fprintf(tw, "  %s\t%d\n", d, sum.PerDomain[d])
-		var types []string
-		for _, t := range schema.Types() {
-			if k, _ := schema.KindOf(t); k.Domain == d && sum.PerType[t] > 0 {
-				types = append(types, t)
+	for _, d := range schema.Domains() {
+		fmt.Fprintf(tw, "  %s\t%d\n", d.Domain, sum.PerDomain[d.Domain])
+		for _, t := range d.TypeNames() {
+			if sum.PerType[t] == 0 {
+				continue
 			}
-		}
-		sort.Strings(types)
-		for _, t := range types {
 			fmt.Fprintf(tw, "    %s\t%d\n", t, sum.PerType[t])
 		}
 	}
