@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/schema"
 )
 
 // keyString renders a key canonically (sorted attribute names, typed values).
@@ -29,4 +31,22 @@ func keyString(key map[string]types.AttributeValue) string {
 		b.WriteByte(';')
 	}
 	return b.String()
+}
+
+// ItemID identifies a projection item: its logical table and canonical key.
+func ItemID(table string, item map[string]types.AttributeValue) string {
+	return table + "|" + keyString(keyOf(table, item))
+}
+
+// keyOf picks the key attributes of an item of a logical table, from the
+// table's schema spec. An item of an unknown table, or one missing a key
+// attribute, is its own key: it can then only equal an identical item, and
+// DynamoStore rejects the write.
+func keyOf(table string, item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	if spec, ok := schema.TableSpec(table); ok {
+		if key, ok := spec.Key(item); ok {
+			return key
+		}
+	}
+	return item
 }

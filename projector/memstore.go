@@ -246,32 +246,6 @@ func (m *MemStore) Set(table string, item map[string]types.AttributeValue) {
 	m.items[table+"\x00"+keyString(keyOf(table, item))] = copyItem(item)
 }
 
-// keyOf picks the key attributes of an item of a logical table, from the
-// table's schema spec. An item of an unknown table, or one missing a key
-// attribute, is its own key: it can then only equal an identical item, and
-// DynamoStore rejects the write.
-func keyOf(table string, item map[string]types.AttributeValue) map[string]types.AttributeValue {
-	if spec, ok := schema.TableSpec(table); ok {
-		if key, ok := spec.Key(item); ok {
-			return key
-		}
-	}
-	return item
-}
-
-// NormalizeNumber renders a decimal the way DynamoDB returns numbers: no
-// trailing fractional zeros, no trailing point, "-0" as "0".
-func NormalizeNumber(s string) string {
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(s, "0")
-		s = strings.TrimSuffix(s, ".")
-	}
-	if s == "-0" || s == "" {
-		return "0"
-	}
-	return s
-}
-
 // Get returns a copy of one item of a logical table, nil when absent.
 func (m *MemStore) Get(_ context.Context, table string, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
 	m.mu.Lock()
@@ -281,9 +255,4 @@ func (m *MemStore) Get(_ context.Context, table string, key map[string]types.Att
 		return nil, nil
 	}
 	return copyItem(it), nil
-}
-
-// ItemID identifies a projection item: its logical table and canonical key.
-func ItemID(table string, item map[string]types.AttributeValue) string {
-	return table + "|" + keyString(keyOf(table, item))
 }
