@@ -13,6 +13,20 @@ import (
 func init() {
 	registerFold(KindAlbumExecution, func() Aggregate { return &AlbumExecutionState{} })
 	registerFold(KindTask, func() Aggregate { return &TaskState{} })
+	registerDeriver(schema.TableWorkflows, deriveMetricsRow)
+}
+
+// deriveMetricsRow computes seed 001's averages on a daily metrics row
+// (avgDurationMs = durationSumMs / durationCount, avgCostPerExecution =
+// totalCost / executionCount); other workflows items derive nothing.
+func deriveMetricsRow(row map[string]types.AttributeValue) map[string]types.AttributeValue {
+	if s, ok := row["entityType"].(*types.AttributeValueMemberS); !ok || s.Value != "metrics" {
+		return nil
+	}
+	return map[string]types.AttributeValue{
+		"avgDurationMs":       ratQuo(ratAttr(row, "durationSumMs"), ratAttr(row, "durationCount"), 0),
+		"avgCostPerExecution": ratQuo(ratAttr(row, "totalCost"), ratAttr(row, "executionCount"), 6),
+	}
 }
 
 // Album workflow statuses (seed 001, declared in schema): running and

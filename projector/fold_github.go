@@ -3,6 +3,7 @@ package projector
 import (
 	"bytes"
 	"encoding/json"
+	"math/big"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,32 @@ import (
 func init() {
 	registerFold(KindJob, func() Aggregate { return &JobState{} })
 	registerFold(KindDeployment, func() Aggregate { return &DeploymentState{} })
+	registerDeriver(schema.TableWorkflowRuns, deriveRunRow)
+}
+
+// deriveRunRow computes seed 003's run status and conclusion from a run
+// summary's counters: completed once every job of the run completed,
+// failure if any failed; waiting while every job not completed waits for a
+// deployment's approval; in_progress otherwise.
+func deriveRunRow(row map[string]types.AttributeValue) map[string]types.AttributeValue {
+	total, completed := ratAttr(row, "total_jobs"), ratAttr(row, "completed_jobs")
+	failed, waiting := ratAttr(row, "failed_jobs"), ratAttr(row, "waiting_jobs")
+	// conclusion is removed (nil) while the run is not complete: a run
+	// that looked complete and then gained a job must not keep it.
+	out := map[string]types.AttributeValue{"status": avS("in_progress"), "conclusion": nil}
+	if open := new(big.Rat).Sub(total, completed); waiting.Sign() > 0 && open.Cmp(waiting) == 0 {
+		// Every job not completed waits for a deployment's approval.
+		out["status"] = avS("waiting")
+	}
+	if total.Sign() > 0 && total.Cmp(completed) == 0 {
+		out["status"] = avS("completed")
+		conclusion := "success"
+		if failed.Sign() > 0 {
+			conclusion = "failure"
+		}
+		out["conclusion"] = avS(conclusion)
+	}
+	return out
 }
 
 // Job statuses (seed 003, declared in schema): queued < waiting < scheduled
