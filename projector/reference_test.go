@@ -18,8 +18,7 @@ import (
 )
 
 // projectionTables are the tables the projector writes (besides its own state).
-var projectionTables = []string{schema.TableExecutions, schema.TableWorkflows, schema.TableWorkflowJobs,
-	schema.TableWorkflowRuns, schema.TableDeployments, schema.TableMessages, schema.TableMetrics}
+var projectionTables = schema.ProjectionTables()
 
 // view is every projection item, by ItemID, in canonical form.
 type view map[string]map[string]any

@@ -214,3 +214,22 @@ func eventTypes(aggregate string, newPayload func() Payload, typeStatus ...strin
 	}
 	return out
 }
+
+// ProjectionTables returns the logical tables some domain's folds write, in
+// the order of Tables(): every table but the event log and the consumers'
+// own bookkeeping (dead letters, folded state, checkpoints).
+func ProjectionTables() []string {
+	written := map[string]bool{}
+	for _, d := range domains {
+		for _, t := range d.Tables {
+			written[t] = true
+		}
+	}
+	var out []string
+	for _, t := range tables {
+		if written[t.Logical] {
+			out = append(out, t.Logical)
+		}
+	}
+	return out
+}

@@ -269,11 +269,8 @@ func tableARN(logical string) string {
 // projector's folded state and the local runner's checkpoints.
 func projectionTables() []schema.Table {
 	var out []schema.Table
-	for _, t := range schema.Tables() {
-		switch t.Logical {
-		case schema.TableEvents, schema.TableDeadLetters, schema.TableAggregates, schema.TableCheckpoints:
-			continue
-		}
+	for _, logical := range schema.ProjectionTables() {
+		t, _ := schema.TableSpec(logical)
 		out = append(out, t)
 	}
 	return out
