@@ -29,6 +29,13 @@
 // whose events straddle two buffers is folded in two commits, which is
 // correct but costs an extra write.
 //
+// # Run
+//
+// Run is the whole operator job behind "streamfold rebuild": from a Config
+// (the archive, the DynamoDB client, Mode Fresh or InPlace and the tables)
+// it prepares a fresh target with PrepareFresh, or checks that the live
+// tables exist, then folds the archive into them with Rebuild.
+//
 // # Verify
 //
 // Verify recomputes the derived counter rows (sf/ldf daily metrics rows in

@@ -9,13 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/archiver/rebuild"
 	"github.com/streamfold/streamfold/projector"
-	"github.com/streamfold/streamfold/schema"
 )
 
 func init() {
@@ -164,23 +160,17 @@ func runRebuild(ctx context.Context, env *cliEnv, args []string) int {
 	if _, _, err := archiver.ParseURI(*from); err != nil {
 		return errorf(env, exitUsage, "rebuild: --from-archive: %v", err)
 	}
-	target := live
-	switch *into {
-	case "fresh":
-		target = schema.Naming{Prefix: *targetPrefix, Stage: *targetStage}
-		if target.Prefix == "" {
-			target.Prefix = live.Prefix + "-rebuild"
-		}
-		if target.Stage == "" {
-			target.Stage = live.Stage
-		}
-		if err := target.Validate(); err != nil {
+	cfg := rebuild.Config{Mode: rebuild.Mode(*into), Live: live, Force: *force, Options: opts}
+	switch cfg.Mode {
+	case rebuild.Fresh:
+		cfg.Target = rebuild.FreshTarget(live, *targetPrefix, *targetStage)
+		if err := cfg.Target.Validate(); err != nil {
 			return errorf(env, exitUsage, "rebuild: --target-prefix/--target-stage: %v", err)
 		}
-		if target == live {
-			return errorf(env, exitUsage, "rebuild: --into fresh: the target %s-%s-* are the live tables; use --into in-place", target.Prefix, target.Stage)
+		if cfg.Target == live {
+			return errorf(env, exitUsage, "rebuild: --into fresh: the target %s-%s-* are the live tables; use --into in-place", cfg.Target.Prefix, cfg.Target.Stage)
 		}
-	case "in-place":
+	case rebuild.InPlace:
 		if *targetPrefix != "" || *targetStage != "" || *force {
 			return errorf(env, exitUsage, "rebuild: --target-prefix, --target-stage and --force go with --into fresh only")
 		}
@@ -199,43 +189,26 @@ func runRebuild(ctx context.Context, env *cliEnv, args []string) int {
 		return errorf(env, exitUsage, "rebuild: --from-archive: %v", err)
 	}
 	defer arch.Close()
-	sum := rebuildSummary{Archive: arch.URI(), Into: *into, Prefix: target.Prefix, Stage: target.Stage, TablesCreated: []string{}}
-	if *into == "fresh" {
-		res, err := rebuild.PrepareFresh(ctx, c.DynamoDB, target, *force)
-		for _, r := range res {
-			if r.Created {
-				sum.TablesCreated = append(sum.TablesCreated, r.Name)
-			}
-		}
-		switch {
-		case errors.Is(err, rebuild.ErrTargetNotEmpty):
-			return errorf(env, exitFailed, "rebuild: %v", err)
-		case err != nil:
-			return errorf(env, exitRuntime, "rebuild: prepare %s-%s tables: %v", target.Prefix, target.Stage, err)
-		}
-	} else {
-		name := target.Table(schema.TableAggregates)
-		if _, err := c.DynamoDB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}); err != nil {
-			return errorf(env, exitRuntime, "rebuild: live table %s: %v", name, err)
-		}
-	}
-	store, err := projector.NewDynamoStore(c.DynamoDB, target)
-	if err != nil {
-		return errorf(env, exitUsage, "rebuild: %v", err)
+	cfg.Archive, cfg.DynamoDB = arch, c.DynamoDB
+	if err := cfg.Validate(); err != nil {
+		return errorf(env, exitUsage, "%v", err)
 	}
 	flush := func() {}
 	if !*quiet {
-		opts.Progress, flush = foldProgress(env.stderr, "rebuild")
+		cfg.Options.Progress, flush = foldProgress(env.stderr, "rebuild")
 	}
-	st, err := rebuild.Rebuild(ctx, arch, store, opts)
+	res, err := rebuild.Run(ctx, cfg)
 	flush()
-	sum.Stats = st
+	target, st := cfg.Tables(), res.Stats
+	sum := rebuildSummary{Archive: arch.URI(), Into: *into, Prefix: target.Prefix, Stage: target.Stage, TablesCreated: append([]string{}, res.TablesCreated...), Stats: st}
 	code := exitOK
 	switch {
+	case errors.Is(err, rebuild.ErrTargetNotEmpty):
+		return errorf(env, exitFailed, "%v", err)
 	case errors.Is(err, rebuild.ErrIncomplete):
-		code = errorf(env, exitFailed, "rebuild: %v", err)
+		code = errorf(env, exitFailed, "%v", err)
 	case err != nil:
-		return errorf(env, exitRuntime, "rebuild: %v", err)
+		return errorf(env, exitRuntime, "%v", err)
 	}
 	if st.Events == 0 {
 		fmt.Fprintf(env.stderr, "rebuild: the archive %s holds no event (wrong --from-archive?)\n", arch.URI())
