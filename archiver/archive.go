@@ -384,19 +384,27 @@ func (a *Archive) Partitions(ctx context.Context, table string) ([]string, error
 // files returns the data files of a table's current snapshot in the given
 // dates (all dates when nil), by key.
 func (a *Archive) files(ctx context.Context, table string, dates []string) (map[string]iceberg.DataFile, error) {
+	files, _, err := a.snapshotFiles(ctx, table, dates)
+	return files, err
+}
+
+// snapshotFiles is files with the id of the snapshot they are of
+// (snapshotID).
+func (a *Archive) snapshotFiles(ctx context.Context, table string, dates []string) (map[string]iceberg.DataFile, int64, error) {
 	if _, ok := tableByName[table]; !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownTable, table)
+		return nil, 0, fmt.Errorf("%w: %q", ErrUnknownTable, table)
 	}
 	for _, d := range dates {
 		if err := checkDate(d); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	t, err := a.lake.current(ctx, table)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return a.lake.dataFiles(ctx, t, dates)
+	files, err := a.lake.dataFiles(ctx, t, dates)
+	return files, snapshotID(t), err
 }
 
 // Objects returns the keys of the data files of one partition in the

@@ -165,10 +165,14 @@ func (a *Archive) Compact(ctx context.Context, table, date string, opts CompactO
 	if opts.MinAge == 0 {
 		opts.MinAge = DefaultCompactMinAge
 	}
-	keys, err := a.Objects(ctx, table, date)
+	if err := checkDate(date); err != nil {
+		return st, err
+	}
+	planned, plannedSnapshot, err := a.snapshotFiles(ctx, table, []string{date})
 	if err != nil {
 		return st, err
 	}
+	keys := keysOn(planned, date)
 	st.ObjectsBefore, st.ObjectsAfter = len(keys), len(keys)
 	objs, err := a.list(ctx, a.l.dataDir(table, date))
 	if err != nil {
@@ -210,9 +214,14 @@ func (a *Archive) Compact(ctx context.Context, table, date string, opts CompactO
 
 	inURIs, outURIs := uris(a.l, inputs), uris(a.l, written)
 	err = a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
-		files, err := a.lake.dataFiles(ctx, t, []string{date})
-		if err != nil {
-			return false, err
+		// The plan's files are the table's while no other commit came
+		// between: plan again only on a newer snapshot.
+		files := planned
+		if snapshotID(t) != plannedSnapshot {
+			var err error
+			if files, err = a.lake.dataFiles(ctx, t, []string{date}); err != nil {
+				return false, err
+			}
 		}
 		if len(written) > 0 {
 			if _, ok := files[written[0]]; ok {

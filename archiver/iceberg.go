@@ -374,6 +374,16 @@ func (k *lake) dataFiles(ctx context.Context, t *table.Table, dates []string) (m
 	return out, nil
 }
 
+// snapshotID is the id of the table's current snapshot, -1 for a nil
+// (missing) table or one without a snapshot. Snapshot ids are unique in a
+// table: two loads with the same id hold the same files.
+func snapshotID(t *table.Table) int64 {
+	if t == nil || t.CurrentSnapshot() == nil {
+		return -1
+	}
+	return t.CurrentSnapshot().SnapshotID
+}
+
 // datesFilter selects the rows whose event_time falls on one of the dates:
 // through the day(event_time) partition, it selects those partitions' files.
 func datesFilter(dates []string) iceberg.BooleanExpression {
