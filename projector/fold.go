@@ -252,58 +252,6 @@ func ttlAttr(attrs map[string]types.AttributeValue, stamps map[string]Stamp, ttl
 // dayOf is the UTC date of t, "2006-01-02".
 func dayOf(t time.Time) string { return t.UTC().Format("2006-01-02") }
 
-// formatFloat renders a number as DynamoDB N text (shortest exact form).
-func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-// itemAttrs builds a DynamoDB item; its setters omit unknown values, so an
-// item never carries an empty string or a zero time it does not know.
-type itemAttrs map[string]types.AttributeValue
-
-func (m itemAttrs) str(name, v string) {
-	if v != "" {
-		m[name] = &types.AttributeValueMemberS{Value: v}
-	}
-}
-
-func (m itemAttrs) num(name string, v int64) {
-	m[name] = &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
-}
-
-func (m itemAttrs) numText(name, v string) {
-	m[name] = &types.AttributeValueMemberN{Value: v}
-}
-
-func (m itemAttrs) boolean(name string, v bool) {
-	m[name] = &types.AttributeValueMemberBOOL{Value: v}
-}
-
-func (m itemAttrs) at(name string, t time.Time) {
-	if !t.IsZero() {
-		m[name] = &types.AttributeValueMemberS{Value: FormatTime(t)}
-	}
-}
-
-// lwwStr sets a string attribute from a register, if it is known.
-func (m itemAttrs) lwwStr(name string, r LWW[string]) {
-	if r.Known() {
-		m.str(name, r.V)
-	}
-}
-
-// lwwInt sets a number attribute from a register, if it is known.
-func (m itemAttrs) lwwInt(name string, r LWW[int64]) {
-	if r.Known() {
-		m.num(name, r.V)
-	}
-}
-
-// lwwFloat sets a number attribute from a register, if it is known.
-func (m itemAttrs) lwwFloat(name string, r LWW[float64]) {
-	if r.Known() {
-		m.numText(name, formatFloat(r.V))
-	}
-}
-
 func avS(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 func avN(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}

@@ -176,32 +176,27 @@ func (a *AlbumExecutionState) Items() []Item {
 	if a.ExecutionID == "" {
 		return nil
 	}
-	it := itemAttrs{
-		"pk":         avS(a.ExecutionID),
-		"sk":         avS("metadata"),
-		"entityType": avS("execution"),
-		"sortValue":  avN(0),
+	it := schema.WorkflowExecutionItem{
+		PK:           a.ExecutionID,
+		SK:           "metadata",
+		EntityType:   schema.EntityExecution,
+		WorkflowType: a.WorkflowType,
+		ExecutionID:  a.ExecutionID,
+		ImageS3Key:   lwwStr(a.ImageS3Key),
+		Status:       lwwStr(a.Status),
+		CurrentStep:  lwwStr(a.CurrentStep),
+		StartTime:    timeAttr(a.StartedAt),
+		CreatedAt:    timeAttr(a.createdAt()),
+		UpdatedAt:    timeAttr(a.UpdatedAt),
 	}
-	it.str("workflowType", a.WorkflowType)
-	it.str("executionId", a.ExecutionID)
-	it.lwwStr("imageS3Key", a.ImageS3Key)
-	it.lwwStr("status", a.Status)
-	it.lwwStr("currentStep", a.CurrentStep)
-	it.at("startTime", a.StartedAt)
 	if a.terminal() {
-		it.at("endTime", a.Status.Time)
 		o := a.Outcome.V
-		if o.DurationMs != nil {
-			it.num("durationMs", *o.DurationMs)
-		}
-		if o.EstimatedCost != nil {
-			it.numText("estimatedCost", formatFloat(*o.EstimatedCost))
-		}
-		it.str("error", o.Error)
+		it.EndTime = timeAttr(a.Status.Time)
+		it.DurationMs = o.DurationMs
+		it.EstimatedCost = o.EstimatedCost
+		it.Error = o.Error
 	}
-	it.at("createdAt", a.createdAt())
-	it.at("updatedAt", a.UpdatedAt)
-	items := []Item{{Table: schema.TableWorkflows, Item: it}}
+	items := []Item{itemOf(schema.TableWorkflows, it)}
 
 	indexes := make([]int, 0, len(a.Albums))
 	for i := range a.Albums {
@@ -210,33 +205,29 @@ func (a *AlbumExecutionState) Items() []Item {
 	slices.Sort(indexes)
 	for _, i := range indexes {
 		al := a.Albums[i]
-		ai := itemAttrs{
-			"pk":         avS(a.ExecutionID),
-			"sk":         avS("album-" + strconv.Itoa(i)),
-			"entityType": avS("album"),
-			"albumIndex": avN(int64(i)),
-			"sortValue":  avN(int64(i)),
+		ai := schema.AlbumItem{
+			PK:              a.ExecutionID,
+			SK:              "album-" + strconv.Itoa(i),
+			EntityType:      schema.EntityAlbum,
+			AlbumIndex:      int64(i),
+			SortValue:       int64(i),
+			WorkflowType:    a.WorkflowType,
+			ExecutionID:     a.ExecutionID,
+			AlbumName:       lwwStr(al.AlbumName),
+			Artist:          lwwStr(al.Artist),
+			Year:            lwwPtr(al.Year),
+			YearValidated:   lwwPtr(al.YearValidated),
+			YearOriginal:    lwwPtr(al.YearOriginal),
+			PriceEstimate:   lwwPtr(al.PriceEstimate),
+			PriceConfidence: lwwPtr(al.PriceConfidence),
+			PriceSource:     lwwStr(al.PriceSource),
+			CreatedAt:       timeAttr(al.CreatedAt),
+			UpdatedAt:       timeAttr(al.UpdatedAt),
 		}
-		ai.str("workflowType", a.WorkflowType)
-		ai.str("executionId", a.ExecutionID)
-		ai.lwwStr("albumName", al.AlbumName)
-		ai.lwwStr("artist", al.Artist)
-		ai.lwwInt("year", al.Year)
-		if al.YearValidated.Known() {
-			ai.boolean("yearValidated", al.YearValidated.V)
-		}
-		ai.lwwInt("yearOriginal", al.YearOriginal)
-		ai.lwwFloat("priceEstimate", al.PriceEstimate)
-		ai.lwwFloat("priceConfidence", al.PriceConfidence)
-		ai.lwwStr("priceSource", al.PriceSource)
 		if r := al.ImageRegion; r.Known() {
-			ai["imageRegion"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-				"x": avN(int64(r.V.X)), "y": avN(int64(r.V.Y)), "width": avN(int64(r.V.Width)), "height": avN(int64(r.V.Height)),
-			}}
+			ai.ImageRegion = &schema.RegionValue{X: int64(r.V.X), Y: int64(r.V.Y), Width: int64(r.V.Width), Height: int64(r.V.Height)}
 		}
-		ai.at("createdAt", al.CreatedAt)
-		ai.at("updatedAt", al.UpdatedAt)
-		items = append(items, Item{Table: schema.TableWorkflows, Item: ai})
+		items = append(items, itemOf(schema.TableWorkflows, ai))
 	}
 	return items
 }
@@ -287,7 +278,7 @@ func (a *AlbumExecutionState) Contributions() []Contribution {
 		Table: schema.TableWorkflows,
 		Key:   map[string]types.AttributeValue{"pk": avS(date), "sk": avS("metrics-" + a.WorkflowType)},
 		Attrs: map[string]types.AttributeValue{
-			"entityType":   avS("metrics"),
+			"entityType":   avS(schema.EntityMetrics),
 			"workflowType": avS(a.WorkflowType),
 			"date":         avS(date),
 			"period":       avS("daily"),
@@ -366,45 +357,41 @@ func (t *TaskState) Items() []Item {
 	if created.IsZero() {
 		created = t.FirstAt
 	}
-	it := itemAttrs{
-		"pk":         avS(t.TaskID),
-		"sk":         avS("metadata"),
-		"entityType": avS("task"),
-		"sortValue":  avN(created.UnixMilli()),
+	it := schema.TaskItem{
+		PK:           t.TaskID,
+		SK:           "metadata",
+		EntityType:   schema.EntityTask,
+		SortValue:    created.UnixMilli(),
+		Status:       lwwStr(t.Status),
+		TaskID:       t.TaskID,
+		ExecutionID:  t.ExecutionID,
+		WorkflowType: t.WorkflowType,
+		ImageS3Key:   lwwStr(t.ImageS3Key),
+		TaskToken:    lwwStr(t.TaskToken),
+		CreatedAt:    timeAttr(created),
+		CompletedAt:  timeAttr(t.CompletedAt),
+		UpdatedAt:    timeAttr(t.UpdatedAt),
 	}
-	it.lwwStr("status", t.Status)
-	it.str("taskId", t.TaskID)
-	it.str("executionId", t.ExecutionID)
-	it.str("workflowType", t.WorkflowType)
-	it.lwwStr("imageS3Key", t.ImageS3Key)
 	if t.Albums.Known() {
-		it["albums"] = taskAlbumsAV(t.Albums.V)
+		it.Albums = taskAlbums(t.Albums.V)
 	}
 	if t.ValidatedData.Known() {
-		it["validatedData"] = taskAlbumsAV(t.ValidatedData.V)
+		it.ValidatedData = taskAlbums(t.ValidatedData.V)
 	}
-	it.lwwStr("taskToken", t.TaskToken)
 	if t.ExpiresAt.Known() {
-		it.at("expiresAt", t.ExpiresAt.V)
+		it.ExpiresAt = timeAttr(t.ExpiresAt.V)
 	}
-	it.at("createdAt", created)
-	it.at("completedAt", t.CompletedAt)
-	it.at("updatedAt", t.UpdatedAt)
-	return []Item{{Table: schema.TableWorkflows, Item: it}}
+	return []Item{itemOf(schema.TableWorkflows, it)}
 }
 
 // Contributions: tasks feed no counter rows.
 func (t *TaskState) Contributions() []Contribution { return nil }
 
-func taskAlbumsAV(albums []schema.TaskAlbum) types.AttributeValue {
-	l := make([]types.AttributeValue, len(albums))
+// taskAlbums are a task's albums as its item holds them.
+func taskAlbums(albums []schema.TaskAlbum) []schema.TaskAlbumValue {
+	out := make([]schema.TaskAlbumValue, len(albums))
 	for i, a := range albums {
-		l[i] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-			"albumIndex": avN(int64(a.AlbumIndex)),
-			"albumName":  avS(a.AlbumName),
-			"artist":     avS(a.Artist),
-			"year":       avN(int64(a.Year)),
-		}}
+		out[i] = schema.TaskAlbumValue{AlbumIndex: int64(a.AlbumIndex), AlbumName: a.AlbumName, Artist: a.Artist, Year: int64(a.Year)}
 	}
-	return &types.AttributeValueMemberL{Value: l}
+	return out
 }

@@ -296,77 +296,69 @@ func (j *JobState) Items() []Item {
 	if j.JobID == 0 {
 		return nil
 	}
-	it := make(itemAttrs, 48)
-	it.str("pk", schema.JobKey(j.InstallationID, j.JobID))
-	it.str("sk", "v")
-	it.num("installation_id", j.InstallationID)
-	it.num("job_id", j.JobID)
-	it.boolean("was_interrupted", j.WasInterrupted)
-	if j.RunID > 0 {
-		it.num("run_id", j.RunID)
-	}
-	if j.RunAttempt > 0 {
-		it.num("run_attempt", j.RunAttempt)
-	}
-	it.lwwStr("org_name", j.OrgName)
-	it.lwwStr("repo_full_name", j.RepoFullName)
-	if j.RepoIsPrivate.Known() {
-		it.boolean("repo_is_private", j.RepoIsPrivate.V)
-	}
-	it.lwwInt("workflow_id", j.WorkflowID)
-	it.lwwStr("workflow_name", j.WorkflowName)
-	it.lwwStr("job_name", j.JobName)
-	it.lwwStr("head_sha", j.HeadSHA)
-	it.lwwStr("head_branch", j.HeadBranch)
-	it.lwwStr("default_branch", j.DefaultBranch)
-	it.lwwStr("job_html_url", j.HTMLURL)
-	it.lwwStr("status", j.Status)
-	it.lwwStr("conclusion", j.Conclusion)
 	created := j.created()
-	it.at("created_at", created)
-	it.at("received_at", j.ReceivedAt)
-	it.at("scheduled_at", j.ScheduledAt)
-	it.at("started_at", j.StartedAt)
+	it := schema.JobItem{
+		PK:             schema.JobKey(j.InstallationID, j.JobID),
+		SK:             "v",
+		InstallationID: j.InstallationID,
+		JobID:          j.JobID,
+		WasInterrupted: j.WasInterrupted,
+		RunID:          max(j.RunID, 0),
+		RunAttempt:     max(j.RunAttempt, 0),
+		OrgName:        lwwStr(j.OrgName),
+		RepoFullName:   lwwStr(j.RepoFullName),
+		RepoIsPrivate:  lwwPtr(j.RepoIsPrivate),
+		WorkflowID:     lwwInt(j.WorkflowID),
+		WorkflowName:   lwwStr(j.WorkflowName),
+		JobName:        lwwStr(j.JobName),
+		HeadSHA:        lwwStr(j.HeadSHA),
+		HeadBranch:     lwwStr(j.HeadBranch),
+		DefaultBranch:  lwwStr(j.DefaultBranch),
+		JobHTMLURL:     lwwStr(j.HTMLURL),
+		Status:         lwwStr(j.Status),
+		Conclusion:     lwwStr(j.Conclusion),
+		CreatedAt:      timeAttr(created),
+		ReceivedAt:     timeAttr(j.ReceivedAt),
+		ScheduledAt:    timeAttr(j.ScheduledAt),
+		StartedAt:      timeAttr(j.StartedAt),
+
+		InstanceID:        lwwStr(j.InstanceID),
+		InstanceType:      lwwStr(j.InstanceType),
+		InstanceLifecycle: lwwStr(j.InstanceLifecycle),
+		FleetID:           lwwStr(j.FleetID),
+		PoolName:          lwwStr(j.PoolName),
+		RunnerID:          lwwInt(j.RunnerID),
+		RunnerName:        lwwStr(j.RunnerName),
+		RunnerGroupID:     lwwInt(j.RunnerGroupID),
+		DeploymentID:      lwwInt(j.DeploymentID),
+		LastUpdatedAt:     timeAttr(j.UpdatedAt),
+	}
 	if j.CompletedAt.Known() {
-		it.at("completed_at", j.CompletedAt.V)
+		it.CompletedAt = timeAttr(j.CompletedAt.V)
 	}
-	it.lwwStr("instance_id", j.InstanceID)
-	it.lwwStr("instance_type", j.InstanceType)
-	it.lwwStr("instance_lifecycle", j.InstanceLifecycle)
-	it.lwwStr("fleet_id", j.FleetID)
-	it.lwwStr("pool_name", j.PoolName)
-	it.lwwInt("runner_id", j.RunnerID)
-	it.lwwStr("runner_name", j.RunnerName)
-	it.lwwInt("runner_group_id", j.RunnerGroupID)
 	if j.Labels.Known() {
-		l := make([]types.AttributeValue, len(j.Labels.V))
-		for i, v := range j.Labels.V {
-			l[i] = avS(v)
-		}
-		it["labels"] = &types.AttributeValueMemberL{Value: l}
+		it.Labels = append([]string{}, j.Labels.V...)
 	}
-	it.lwwInt("deployment_id", j.DeploymentID)
 	if secs, usd, hs, hd := j.usage(); hs || hd {
 		if hs {
-			it.numText("usage_in_seconds", NormalizeNumber(FormatScaled(secs, 6)))
+			it.UsageInSeconds = json.Number(NormalizeNumber(FormatScaled(secs, 6)))
 		}
 		if hd {
-			it.numText("usage_in_dollars", NormalizeNumber(FormatScaled(usd, 6)))
+			it.UsageInDollars = json.Number(NormalizeNumber(FormatScaled(usd, 6)))
 		}
 	}
 	if !j.StartedAt.IsZero() {
 		if !j.ScheduledAt.IsZero() && !j.StartedAt.Before(j.ScheduledAt) {
-			it.num("internal_queue_duration_in_ms", j.StartedAt.Sub(j.ScheduledAt).Milliseconds())
+			it.InternalQueueDurationInMs = ptr(j.StartedAt.Sub(j.ScheduledAt).Milliseconds())
 		}
 		if !created.IsZero() && !j.StartedAt.Before(created) {
-			it.num("overall_queue_duration_in_ms", j.StartedAt.Sub(created).Milliseconds())
+			it.OverallQueueDurationInMs = ptr(j.StartedAt.Sub(created).Milliseconds())
 		}
 	}
-	it.at("last_updated_at", j.UpdatedAt)
 	if ttl, ok := j.ttl(); ok {
-		it.num(schema.AttrTTL, ttl)
+		it.TTL = ttl
 	}
-	return []Item{{Table: schema.TableWorkflowJobs, Item: it}}
+	return []Item{itemOf(schema.TableWorkflowJobs, it)}
 }
 
 // created is the job's created_at, or its fallback for webhooks without
@@ -524,36 +516,30 @@ func (d *DeploymentState) Items() []Item {
 	if created.IsZero() {
 		created = d.FirstAt
 	}
-	it := itemAttrs{
-		"pk":              avS(schema.DeploymentKey(d.InstallationID, d.DeploymentID)),
-		"sk":              avS("v"),
-		"installation_id": avN(d.InstallationID),
-		"deployment_id":   avN(d.DeploymentID),
+	it := schema.DeploymentItem{
+		PK:               schema.DeploymentKey(d.InstallationID, d.DeploymentID),
+		SK:               "v",
+		InstallationID:   d.InstallationID,
+		DeploymentID:     d.DeploymentID,
+		RepoFullName:     lwwStr(d.RepoFullName),
+		Environment:      lwwStr(d.Environment),
+		Status:           lwwStr(d.Status),
+		RequiresApproval: lwwPtr(d.RequiresApproval),
+		CreatedAt:        timeAttr(created),
+		ApprovedAt:       timeAttr(d.ApprovedAt),
+		RejectedAt:       timeAttr(d.RejectedAt),
 	}
-	it.lwwStr("repo_full_name", d.RepoFullName)
-	it.lwwStr("environment", d.Environment)
-	it.lwwStr("status", d.Status)
-	if d.RequiresApproval.Known() {
-		it.boolean("requires_approval", d.RequiresApproval.V)
-	}
-	it.at("created_at", created)
-	it.at("approved_at", d.ApprovedAt)
-	it.at("rejected_at", d.RejectedAt)
 	if len(d.JobIDs) > 0 {
-		l := make([]types.AttributeValue, len(d.JobIDs))
-		for i, id := range d.JobIDs {
-			l[i] = avN(id)
-		}
-		it["job_ids"] = &types.AttributeValueMemberL{Value: l}
+		it.JobIDs = append([]int64{}, d.JobIDs...)
 	}
 	anchor := d.RecordedAt
 	if anchor.IsZero() {
 		anchor = created
 	}
 	if !anchor.IsZero() {
-		it.num(schema.AttrTTL, ttlOf(schema.TableDeployments, anchor))
+		it.TTL = ttlOf(schema.TableDeployments, anchor)
 	}
-	return []Item{{Table: schema.TableDeployments, Item: it}}
+	return []Item{itemOf(schema.TableDeployments, it)}
 }
 
 // Contributions: deployments feed no counter rows.

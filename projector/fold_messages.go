@@ -100,40 +100,42 @@ func (m *MessageState) Items() []Item {
 		return nil
 	}
 	created := m.createdDate()
-	it := make(itemAttrs, 20)
-	it.str("message_id", m.MessageID)
-	it.at("created_date", created)
-	it.lwwStr("created_by", m.CreatedBy)
-	it.str("stage", m.Stage)
-	it.lwwStr("message_type", m.MessageType)
-	it.lwwStr("status", m.Status)
+	it := schema.MessageItem{
+		MessageID:      m.MessageID,
+		CreatedDate:    timeAttr(created),
+		CreatedBy:      lwwStr(m.CreatedBy),
+		Stage:          m.Stage,
+		MessageType:    lwwStr(m.MessageType),
+		Status:         lwwStr(m.Status),
+		UpdatedDate:    timeAttr(m.UpdatedAt),
+		NotificationID: lwwStr(m.NotificationID),
+		CorrelationID:  lwwStr(m.CorrelationID),
+
+		ProcessingStartedAt: timeAttr(m.ProcessingStartedAt),
+	}
 	if m.Payload.Known() {
 		if av, err := jsonToAV(m.Payload.V); err == nil {
-			it["payload"] = av
+			it.Payload = &schema.RawValue{AttributeValue: av}
 		}
 	}
-	it.at("updated_date", m.UpdatedAt)
-	it.at("processing_started_at", m.ProcessingStartedAt)
 	if m.terminal() {
-		it.at("processing_completed_at", m.Status.Time)
+		it.ProcessingCompletedAt = timeAttr(m.Status.Time)
 	}
 	if m.Status.V == "failed" {
-		it.lwwStr("error_message", m.ErrorMessage)
+		it.ErrorMessage = lwwStr(m.ErrorMessage)
 	}
 	if m.RetryCount != nil {
-		it.num("retry_count", int64(*m.RetryCount))
+		it.RetryCount = ptr(int64(*m.RetryCount))
 	}
-	it.lwwStr("notification_id", m.NotificationID)
-	it.lwwStr("correlation_id", m.CorrelationID)
 	// ttl counts from the latest recordedat (retention, docs/projector.md).
 	anchor := m.UpdatedAt
 	if anchor.IsZero() {
 		anchor = created
 	}
 	if !anchor.IsZero() {
-		it.num(schema.AttrTTL, ttlOf(schema.TableMessages, anchor))
+		it.TTL = ttlOf(schema.TableMessages, anchor)
 	}
-	return []Item{{Table: schema.TableMessages, Item: it}}
+	return []Item{itemOf(schema.TableMessages, it)}
 }
 
 // jsonToAV converts JSON text to an attribute value: objects become maps,

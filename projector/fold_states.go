@@ -130,31 +130,32 @@ func (a *AgentExecutionState) Items() []Item {
 	if machine == "" {
 		machine = a.ExecutionArn
 	}
-	it := make(itemAttrs, 13)
-	it.str("executionArn", a.ExecutionArn)
-	it.str("agentName", schema.AgentName(machine))
-	if a.StartDate > 0 {
-		it.at("startDate", time.UnixMilli(a.StartDate))
+	it := schema.ExecutionItem{
+		ExecutionArn:    a.ExecutionArn,
+		AgentName:       schema.AgentName(machine),
+		Status:          lwwStr(a.Status),
+		StateMachineArn: a.StateMachineArn,
+		ExecutionName:   a.Name,
+		RedriveCount:    a.RedriveCount,
+		IndexedAt:       timeAttr(a.IndexedAt),
 	}
-	it.lwwStr("status", a.Status)
-	it.str("stateMachineArn", a.StateMachineArn)
-	it.str("executionName", a.Name)
-	it.num("redriveCount", a.RedriveCount)
+	if a.StartDate > 0 {
+		it.StartDate = timeAttr(time.UnixMilli(a.StartDate))
+	}
 	if a.RedriveStatus.Known() && a.RedriveStatus.Stamp.Compare(a.Status.Stamp) == 0 {
-		it.str("redriveStatus", a.RedriveStatus.V)
+		it.RedriveStatus = a.RedriveStatus.V
 	}
 	start, startKnown := a.attemptStart()
 	if a.RedriveCount > 0 && startKnown {
-		it.at("redriveDate", time.UnixMilli(start))
+		it.RedriveDate = timeAttr(time.UnixMilli(start))
 	}
 	if a.terminal() && a.StopDate.Known() && a.StopDate.Stamp.Compare(a.Status.Stamp) == 0 {
-		it.at("stopDate", time.UnixMilli(a.StopDate.V))
+		it.StopDate = timeAttr(time.UnixMilli(a.StopDate.V))
 		if startKnown && a.StopDate.V >= start {
-			it.num("durationSeconds", (a.StopDate.V-start)/1000)
+			it.DurationSeconds = ptr((a.StopDate.V - start) / 1000)
 		}
 	}
-	it.at("indexedAt", a.IndexedAt)
-	return []Item{{Table: schema.TableExecutions, Item: it}}
+	return []Item{itemOf(schema.TableExecutions, it)}
 }
 
 // Contributions: agent executions feed no counter rows.
