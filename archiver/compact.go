@@ -1,8 +1,6 @@
 package archiver
 
 import (
-	"bytes"
-	"container/heap"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -17,22 +15,10 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 )
 
-// Defaults of CompactOptions and MaintainOptions.
-const (
-	// DefaultCompactMinAge is the stream's retention: a batch can only be
-	// redelivered (and replace its file) while its records are in the
-	// stream, so a file this old is never replaced by a batch again.
-	DefaultCompactMinAge = 24 * time.Hour
-	// DefaultSnapshotAge is how long snapshots are kept for time travel
-	// (and for readers still planning on an older snapshot).
-	DefaultSnapshotAge = 7 * 24 * time.Hour
-	// DefaultRetainSnapshots is the number of snapshots always kept.
-	DefaultRetainSnapshots = 10
-	// DefaultOrphanAge is the age from which a file no snapshot holds is
-	// deleted: older than any commit in flight (a batch's files are written
-	// seconds before their commit).
-	DefaultOrphanAge = 3 * 24 * time.Hour
-)
+// DefaultCompactMinAge is the stream's retention: a batch can only be
+// redelivered (and replace its file) while its records are in the stream,
+// so a file this old is never replaced by a batch again.
+const DefaultCompactMinAge = 24 * time.Hour
 
 // CompactOptions tunes one compaction. The zero value means the defaults.
 type CompactOptions struct {
@@ -268,133 +254,6 @@ func (a *Archive) deleteAll(ctx context.Context, keys []string) error {
 	})
 }
 
-// MaintainOptions tunes Maintain. The zero value means the defaults.
-type MaintainOptions struct {
-	// SnapshotAge: snapshots older than this are expired (default 7 days),
-	// except the RetainSnapshots newest (default 10). Files only expired
-	// snapshots held (compaction inputs, replaced batch files) are deleted.
-	SnapshotAge     time.Duration
-	RetainSnapshots int
-	// OrphanAge: files under the table's location that no snapshot holds
-	// and that are older than this are deleted (default 3 days): files of
-	// commits that failed, outputs of compactions that lost.
-	OrphanAge time.Duration
-	// DryRun reports without changing anything.
-	DryRun bool
-}
-
-// Validate names the first bad field.
-func (o MaintainOptions) Validate() error {
-	switch {
-	case o.SnapshotAge < 0:
-		return fmt.Errorf("archiver: MaintainOptions.SnapshotAge: must not be negative, got %s", o.SnapshotAge)
-	case o.RetainSnapshots < 0:
-		return fmt.Errorf("archiver: MaintainOptions.RetainSnapshots: must not be negative, got %d", o.RetainSnapshots)
-	case o.OrphanAge < 0:
-		return fmt.Errorf("archiver: MaintainOptions.OrphanAge: must not be negative, got %s", o.OrphanAge)
-	case o.OrphanAge > 0 && o.OrphanAge < time.Hour:
-		return fmt.Errorf("archiver: MaintainOptions.OrphanAge: at least 1h (a younger file may belong to a commit in flight), got %s", o.OrphanAge)
-	}
-	return nil
-}
-
-// MaintainStats says what Maintain did to one table.
-type MaintainStats struct {
-	Table            string
-	SnapshotsBefore  int
-	SnapshotsExpired int
-	OrphansDeleted   int // files (data, manifests, metadata) no snapshot held
-	OrphanBytes      int64
-}
-
-// Maintain expires a table's old snapshots (deleting the files only they
-// held) and deletes its orphan files: the Iceberg maintenance that the
-// scheduled maintenance runs after compaction. Safe to run at any time and
-// concurrently with batches: expiry is a commit like any other, and
-// orphans are only files older than OrphanAge.
-func (a *Archive) Maintain(ctx context.Context, table string, opts MaintainOptions) (MaintainStats, error) {
-	st := MaintainStats{Table: table}
-	if err := opts.Validate(); err != nil {
-		return st, err
-	}
-	if _, ok := tableByName[table]; !ok {
-		return st, fmt.Errorf("%w: %q", ErrUnknownTable, table)
-	}
-	if opts.SnapshotAge == 0 {
-		opts.SnapshotAge = DefaultSnapshotAge
-	}
-	if opts.RetainSnapshots == 0 {
-		opts.RetainSnapshots = DefaultRetainSnapshots
-	}
-	if opts.OrphanAge == 0 {
-		opts.OrphanAge = DefaultOrphanAge
-	}
-	t, err := a.lake.current(ctx, table)
-	if err != nil || t == nil {
-		return st, err // a table nothing was written to needs no upkeep
-	}
-	st.SnapshotsBefore = len(t.Metadata().Snapshots())
-	if !opts.DryRun && t.CurrentSnapshot() != nil {
-		err = a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
-			tx := t.NewTransaction()
-			if err := tx.ExpireSnapshots(icetable.WithOlderThan(opts.SnapshotAge), icetable.WithRetainLast(opts.RetainSnapshots)); err != nil {
-				return false, err
-			}
-			_, err := tx.Commit(ctx)
-			return false, err
-		}, table)
-		if err != nil {
-			return st, fmt.Errorf("archiver: expire snapshots of %s: %w", table, err)
-		}
-		if t, err = a.lake.current(ctx, table); err != nil || t == nil {
-			return st, err
-		}
-		st.SnapshotsExpired = st.SnapshotsBefore - len(t.Metadata().Snapshots())
-	}
-	// Only under data/ and metadata/: the table's location also holds the
-	// files of the pre-Iceberg format (<table>/event_date=D/), which no
-	// snapshot holds and which must survive until they are migrated.
-	for _, dir := range []string{dataDir, "metadata"} {
-		loc := "s3://" + a.l.bucket + "/" + a.l.tableDir(table) + "/" + dir
-		res, err := t.DeleteOrphanFiles(ctx, icetable.WithLocation(loc), icetable.WithFilesOlderThan(opts.OrphanAge), icetable.WithDryRun(opts.DryRun))
-		if err != nil {
-			return st, fmt.Errorf("archiver: delete orphan files of %s under %s: %w", table, loc, err)
-		}
-		st.OrphansDeleted += len(res.OrphanFileLocations)
-		for _, f := range res.OrphanFiles {
-			st.OrphanBytes += f.SizeBytes
-		}
-	}
-	return st, nil
-}
-
-// merged is what mergeGroups wrote.
-type merged struct {
-	written    []string // the outputs with rows, in order
-	rows, dups int
-	bytes      int64
-}
-
-// mergeGroups merges each group of input files into its output (mergeInto),
-// sharing seen across the groups so that each (subject, event id) is
-// written once in all of them. Outputs that would be empty are not written.
-func (a *Archive) mergeGroups(ctx context.Context, table string, groups [][]string, outputs []string, seen map[string]bool) (merged, error) {
-	var m merged
-	for n, g := range groups {
-		rows, dups, size, err := a.mergeInto(ctx, table, g, outputs[n], seen)
-		if err != nil {
-			return m, err
-		}
-		m.rows += rows
-		m.dups += dups
-		if rows > 0 {
-			m.bytes += size
-			m.written = append(m.written, outputs[n])
-		}
-	}
-	return m, nil
-}
-
 // packBySize cuts keys, in their order, into consecutive groups of at most
 // target bytes (a key larger than target is a group of its own).
 func packBySize(keys []string, size func(string) int64, target int64) [][]string {
@@ -413,93 +272,4 @@ func packBySize(keys []string, size func(string) int64, target int64) [][]string
 		groups = append(groups, cur)
 	}
 	return groups
-}
-
-// mergeInto merges the records of the input objects into one output object
-// in (event time, sequence) order, dropping any (subject, event id) in seen
-// and adding the others to it. It returns the rows written, the duplicates
-// dropped and the output size; with no rows it writes nothing.
-func (a *Archive) mergeInto(ctx context.Context, table string, inputs []string, out string, seen map[string]bool) (rows, dups int, size int64, err error) {
-	bodies := make([][]byte, len(inputs))
-	err = forEach(ctx, len(inputs), a.cfg.Concurrency, func(ctx context.Context, i int) error {
-		obj, err := a.get(ctx, inputs[i])
-		bodies[i] = obj.body
-		return err
-	})
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	h := &mergeHeap{}
-	for i, b := range bodies {
-		d, err := newDecoder(bytes.NewReader(b), int64(len(b)))
-		if err != nil {
-			return 0, 0, 0, fmt.Errorf("archiver: compact %s: %w", inputs[i], err)
-		}
-		defer d.close()
-		if err := h.pushNext(d); err != nil {
-			return 0, 0, 0, fmt.Errorf("archiver: compact %s: %w", inputs[i], err)
-		}
-	}
-	var buf bytes.Buffer
-	opts := a.cfg.encodeOptions()
-	opts.Compression = a.cfg.CompactCompression
-	enc, err := newEncoder(&buf, table, opts)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	for h.Len() > 0 {
-		it := heap.Pop(h).(mergeItem)
-		id := it.rec.Event.Subject + "\x00" + it.rec.Event.ID
-		if seen[id] {
-			dups++
-		} else {
-			seen[id] = true
-			if err := enc.write(&it.rec); err != nil {
-				return 0, 0, 0, err
-			}
-			rows++
-		}
-		if err := h.pushNext(it.d); err != nil {
-			return 0, 0, 0, err
-		}
-	}
-	if err := enc.close(); err != nil {
-		return 0, 0, 0, err
-	}
-	if rows == 0 {
-		return 0, dups, 0, nil
-	}
-	if _, err := a.put(ctx, out, buf.Bytes(), "application/vnd.apache.parquet", putCond{}); err != nil {
-		return 0, 0, 0, err
-	}
-	return rows, dups, int64(buf.Len()), nil
-}
-
-type mergeItem struct {
-	rec Record
-	d   *decoder
-}
-
-// mergeHeap yields the smallest head record of several sorted decoders.
-type mergeHeap []mergeItem
-
-func (h mergeHeap) Len() int           { return len(h) }
-func (h mergeHeap) Less(i, j int) bool { return compareRecords(&h[i].rec, &h[j].rec) < 0 }
-func (h mergeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *mergeHeap) Push(x any)        { *h = append(*h, x.(mergeItem)) }
-func (h *mergeHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return it
-}
-
-// pushNext pushes d's next record, if any.
-func (h *mergeHeap) pushNext(d *decoder) error {
-	rec, ok, err := d.next()
-	if err != nil || !ok {
-		return err
-	}
-	heap.Push(h, mergeItem{rec: rec, d: d})
-	return nil
 }
