@@ -202,8 +202,18 @@ func (c *Client) allCounted(ctx context.Context, what string, in *dynamodb.Query
 	}
 }
 
-// get reads one item by key; ErrNotFound when it does not exist.
+// get reads one item by key as plain values; ErrNotFound when it does not
+// exist.
 func (c *Client) get(ctx context.Context, what, table string, key map[string]types.AttributeValue) (map[string]any, error) {
+	item, err := c.getItem(ctx, what, table, key)
+	if err != nil {
+		return nil, err
+	}
+	return Plain(item), nil
+}
+
+// getItem reads one item by key; ErrNotFound when it does not exist.
+func (c *Client) getItem(ctx context.Context, what, table string, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
 	out, err := c.doGet(ctx, &dynamodb.GetItemInput{TableName: aws.String(c.naming.Table(table)), Key: key})
 	if err != nil {
 		return nil, fmt.Errorf("query: %s: %w", what, err)
@@ -211,7 +221,7 @@ func (c *Client) get(ctx context.Context, what, table string, key map[string]typ
 	if out.Item == nil {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, what)
 	}
-	return Plain(out.Item), nil
+	return out.Item, nil
 }
 
 // keyAttrs lists the attribute names of a LastEvaluatedKey of a query on a

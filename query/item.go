@@ -2,7 +2,10 @@ package query
 
 import (
 	"encoding/json"
+	"fmt"
+	"sort"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/schema"
@@ -78,18 +81,37 @@ func plainItems(items []map[string]types.AttributeValue) []map[string]any {
 	return out
 }
 
-// str reads a string attribute of a plain item ("" when absent).
-func str(item map[string]any, name string) string {
-	s, _ := item[name].(string)
-	return s
+// decodeItem decodes a projection item into its typed shape, one of
+// schema's *Item structs. Attributes the shape does not name (the
+// projector's bookkeeping among them) are ignored, and absent ones leave
+// their fields zero.
+func decodeItem[T any](item map[string]types.AttributeValue) (T, error) {
+	var v T
+	if err := attributevalue.UnmarshalMap(item, &v); err != nil {
+		return v, fmt.Errorf("decode %T item: %w", v, err)
+	}
+	return v, nil
 }
 
-// num reads a number attribute of a plain item (0, false when absent).
-func num(item map[string]any, name string) (float64, bool) {
-	n, ok := item[name].(json.Number)
-	if !ok {
-		return 0, false
+// decodeItems decodes items into their typed shape, in order.
+func decodeItems[T any](items []map[string]types.AttributeValue) ([]T, error) {
+	out := make([]T, len(items))
+	for i, it := range items {
+		v, err := decodeItem[T](it)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
 	}
-	f, err := n.Float64()
-	return f, err == nil
+	return out, nil
+}
+
+// stableOrder returns the indexes of items sorted stably by less.
+func stableOrder[T any](items []T, less func(a, b T) bool) []int {
+	order := make([]int, len(items))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return less(items[order[i]], items[order[j]]) })
+	return order
 }

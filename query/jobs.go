@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
@@ -169,21 +168,25 @@ func (c *Client) repoStats(ctx context.Context, base *dynamodb.QueryInput) (Repo
 		return st, err
 	}
 	st.Jobs, st.Truncated = len(items), truncated
+	jobs, err := decodeItems[schema.JobItem](items)
+	if err != nil {
+		return st, fmt.Errorf("query: repository statistics: %w", err)
+	}
 	var durSum float64
 	var durN int
-	for _, it := range plainItems(items) {
-		if str(it, "status") != "completed" {
+	for _, j := range jobs {
+		if j.Status != "completed" {
 			continue
 		}
 		st.Completed++
-		switch concl := str(it, "conclusion"); {
-		case concl == "success":
+		switch {
+		case j.Conclusion == "success":
 			st.Succeeded++
-		case slices.Contains(FailedConclusions, concl):
+		case slices.Contains(FailedConclusions, j.Conclusion):
 			st.Failed++
 		}
-		s, err1 := time.Parse(time.RFC3339Nano, str(it, "started_at"))
-		e, err2 := time.Parse(time.RFC3339Nano, str(it, "completed_at"))
+		s, err1 := time.Parse(time.RFC3339Nano, j.StartedAt)
+		e, err2 := time.Parse(time.RFC3339Nano, j.CompletedAt)
 		if err1 == nil && err2 == nil && !e.Before(s) {
 			durSum += float64(e.Sub(s).Milliseconds())
 			durN++
@@ -229,7 +232,7 @@ func (c *Client) Run(ctx context.Context, installation, runID, attempt int64) (R
 		return RunView{}, invalid("attempt", "must be a positive integer")
 	}
 	key := schema.RunKey(installation, runID, attempt)
-	run, err := c.get(ctx, "run "+key, schema.TableWorkflowRuns, map[string]types.AttributeValue{"pk": avS(key), "sk": avS("v")})
+	run, err := c.getItem(ctx, "run "+key, schema.TableWorkflowRuns, map[string]types.AttributeValue{"pk": avS(key), "sk": avS("v")})
 	if err != nil && !isNotFound(err) {
 		return RunView{}, err
 	}
@@ -241,18 +244,25 @@ func (c *Client) Run(ctx context.Context, installation, runID, attempt int64) (R
 	if run == nil && len(items) == 0 {
 		return RunView{}, fmt.Errorf("%w: run %s", ErrNotFound, key)
 	}
-	out := RunView{Run: run, Jobs: plainItems(items), Truncated: truncated}
-	sort.SliceStable(out.Jobs, func(i, j int) bool { return str(out.Jobs[i], "created_at") < str(out.Jobs[j], "created_at") })
-	out.Complete = len(out.Jobs) > 0 && !truncated
-	for _, j := range out.Jobs {
-		if str(j, "status") != "completed" {
+	jobs, err := decodeItems[schema.JobItem](items)
+	if err != nil {
+		return RunView{}, fmt.Errorf("query: run %s: %w", key, err)
+	}
+	order := stableOrder(jobs, func(a, b schema.JobItem) bool { return a.CreatedAt < b.CreatedAt })
+	out := RunView{Run: Plain(run), Jobs: make([]map[string]any, len(order)), Truncated: truncated}
+	out.Complete = len(jobs) > 0 && !truncated
+	for i, j := range order {
+		out.Jobs[i] = Plain(items[j])
+		if jobs[j].Status != "completed" {
 			out.Complete = false
 		}
 	}
 	if run != nil {
-		total, _ := num(run, "total_jobs")
-		done, _ := num(run, "completed_jobs")
-		if total != done {
+		r, err := decodeItem[schema.RunItem](run)
+		if err != nil {
+			return RunView{}, fmt.Errorf("query: run %s: %w", key, err)
+		}
+		if r.TotalJobs != r.CompletedJobs {
 			out.Complete = false
 		}
 	}

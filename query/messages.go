@@ -147,17 +147,18 @@ func (c *Client) MessageStats(ctx context.Context, stage string, from, to time.T
 		in := c.queryInput(schema.TableMessages, "stage-created_date-index", k, nil, true)
 		in.ExpressionAttributeNames["#pst"] = "status"
 		in.ProjectionExpression = aws.String("#pst")
-		if err := c.eachPage(ctx, in, func(items []map[string]types.AttributeValue) {
-			for _, it := range items {
-				sv, _ := it["status"].(*types.AttributeValueMemberS)
-				if sv == nil {
-					continue
-				}
-				if _, known := s.Counts[sv.Value]; known {
-					s.Counts[sv.Value]++
+		if err := c.eachPage(ctx, in, func(items []map[string]types.AttributeValue) error {
+			msgs, err := decodeItems[schema.MessageItem](items)
+			if err != nil {
+				return err
+			}
+			for _, m := range msgs {
+				if _, known := s.Counts[m.Status]; known {
+					s.Counts[m.Status]++
 					s.Total++
 				}
 			}
+			return nil
 		}); err != nil {
 			return MessageStats{}, fmt.Errorf("query: message stats %s: %w", st, err)
 		}
@@ -173,15 +174,18 @@ func (c *Client) MessageStats(ctx context.Context, stage string, from, to time.T
 	return out, nil
 }
 
-// eachPage runs a query over every page, handing each page's items to fn.
-func (c *Client) eachPage(ctx context.Context, in *dynamodb.QueryInput, fn func([]map[string]types.AttributeValue)) error {
+// eachPage runs a query over every page, handing each page's items to fn;
+// it stops at fn's first error.
+func (c *Client) eachPage(ctx context.Context, in *dynamodb.QueryInput, fn func([]map[string]types.AttributeValue) error) error {
 	q := *in
 	for {
 		out, err := c.doQuery(ctx, &q)
 		if err != nil {
 			return err
 		}
-		fn(out.Items)
+		if err := fn(out.Items); err != nil {
+			return err
+		}
 		if len(out.LastEvaluatedKey) == 0 {
 			return nil
 		}
@@ -215,8 +219,11 @@ func (c *Client) dailyMessageRows(ctx context.Context, ms *MessageStats) error {
 				return fmt.Errorf("query: message stats: daily rows: %w", err)
 			}
 			for _, it := range out.Responses[table] {
-				p := Plain(it)
-				rows[str(p, "scope")+"|"+str(p, "date")] = p
+				row, err := decodeItem[schema.MessageMetricsItem](it)
+				if err != nil {
+					return fmt.Errorf("query: message stats: daily rows: %w", err)
+				}
+				rows[row.Scope+"|"+row.Date] = Plain(it)
 			}
 			req = out.UnprocessedKeys
 			if len(req) > 0 {

@@ -2,8 +2,8 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -30,22 +30,32 @@ func (c *Client) WorkflowExecution(ctx context.Context, executionID string) (Exe
 		return ExecutionWithAlbums{}, err
 	}
 	out := ExecutionWithAlbums{Albums: []map[string]any{}}
-	for _, it := range plainItems(items) {
-		switch str(it, "entityType") {
-		case "execution":
-			out.Execution = it
-		case "album":
-			out.Albums = append(out.Albums, it)
+	var albums []schema.AlbumItem
+	for _, it := range items {
+		e, err := decodeItem[schema.WorkflowExecutionItem](it)
+		if err != nil {
+			return ExecutionWithAlbums{}, fmt.Errorf("query: workflow execution %s: %w", executionID, err)
+		}
+		switch e.EntityType {
+		case schema.EntityExecution:
+			out.Execution = Plain(it)
+		case schema.EntityAlbum:
+			a, err := decodeItem[schema.AlbumItem](it)
+			if err != nil {
+				return ExecutionWithAlbums{}, fmt.Errorf("query: workflow execution %s: %w", executionID, err)
+			}
+			albums = append(albums, a)
+			out.Albums = append(out.Albums, Plain(it))
 		}
 	}
 	if out.Execution == nil {
 		return ExecutionWithAlbums{}, fmt.Errorf("%w: workflow execution %s", ErrNotFound, executionID)
 	}
-	sort.SliceStable(out.Albums, func(i, j int) bool {
-		a, _ := num(out.Albums[i], "albumIndex")
-		b, _ := num(out.Albums[j], "albumIndex")
-		return a < b
-	})
+	sorted := make([]map[string]any, len(albums))
+	for i, j := range stableOrder(albums, func(a, b schema.AlbumItem) bool { return a.AlbumIndex < b.AlbumIndex }) {
+		sorted[i] = out.Albums[j]
+	}
+	out.Albums = sorted
 	return out, nil
 }
 
@@ -163,15 +173,20 @@ func (c *Client) CompareMetrics(ctx context.Context, date string) (Comparison, e
 		return Comparison{}, err
 	}
 	out := Comparison{Date: d, SuccessRates: map[string]*float64{}, Ratios: map[string]*float64{}}
-	for _, it := range plainItems(items) {
-		switch str(it, "workflowType") {
+	var sfRow, ldfRow *schema.WorkflowMetricsItem
+	for _, it := range items {
+		row, err := decodeItem[schema.WorkflowMetricsItem](it)
+		if err != nil {
+			return Comparison{}, fmt.Errorf("query: compare metrics %s: %w", d, err)
+		}
+		switch row.WorkflowType {
 		case StepFunctions:
-			out.StepFunctions = it
+			out.StepFunctions, sfRow = Plain(it), &row
 		case DurableFunctions:
-			out.DurableFunctions = it
+			out.DurableFunctions, ldfRow = Plain(it), &row
 		}
 	}
-	value := func(row map[string]any, metric string) (float64, bool) {
+	value := func(row *schema.WorkflowMetricsItem, metric string) (float64, bool) {
 		if row == nil {
 			return 0, false
 		}
@@ -182,14 +197,13 @@ func (c *Client) CompareMetrics(ctx context.Context, date string) (Comparison, e
 			}
 			return *r, true
 		}
-		v, _ := num(row, metric) // a counter never added to is absent: 0
-		return v, true
+		return metricValue(row, metric), true
 	}
-	out.SuccessRates[StepFunctions] = successRate(out.StepFunctions)
-	out.SuccessRates[DurableFunctions] = successRate(out.DurableFunctions)
+	out.SuccessRates[StepFunctions] = successRate(sfRow)
+	out.SuccessRates[DurableFunctions] = successRate(ldfRow)
 	for _, m := range ComparedMetrics {
-		sf, ok1 := value(out.StepFunctions, m)
-		ldf, ok2 := value(out.DurableFunctions, m)
+		sf, ok1 := value(sfRow, m)
+		ldf, ok2 := value(ldfRow, m)
 		if ok1 && ok2 && sf != 0 {
 			r := ldf / sf
 			out.Ratios[m] = &r
@@ -200,14 +214,39 @@ func (c *Client) CompareMetrics(ctx context.Context, date string) (Comparison, e
 	return out, nil
 }
 
+// metricValue is one of a metrics row's numbers by name (a ComparedMetrics
+// entry other than successRate); a counter never added to is absent: 0.
+func metricValue(row *schema.WorkflowMetricsItem, metric string) float64 {
+	var n json.Number
+	switch metric {
+	case "executionCount":
+		n = row.ExecutionCount
+	case "avgDurationMs":
+		n = row.AvgDurationMs
+	case "avgCostPerExecution":
+		n = row.AvgCostPerExecution
+	case "totalCost":
+		n = row.TotalCost
+	}
+	return numberValue(n)
+}
+
+// numberValue is n as a float64, 0 when it is absent.
+func numberValue(n json.Number) float64 {
+	f, err := n.Float64()
+	if err != nil {
+		return 0
+	}
+	return f
+}
+
 // successRate is successCount / (successCount + failureCount) of a metrics
 // row, nil when nothing finished.
-func successRate(row map[string]any) *float64 {
+func successRate(row *schema.WorkflowMetricsItem) *float64 {
 	if row == nil {
 		return nil
 	}
-	s, _ := num(row, "successCount")
-	f, _ := num(row, "failureCount")
+	s, f := numberValue(row.SuccessCount), numberValue(row.FailureCount)
 	if s+f == 0 {
 		return nil
 	}
