@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,25 +25,8 @@ func New(cfg Config) (http.Handler, error) {
 	s := &server{cfg: cfg, q: cfg.Queries, tokenHash: sha256.Sum256([]byte(cfg.Token))}
 	mux := http.NewServeMux()
 	mux.Handle("/api/health", s.endpoint(false, nil, s.health))
-	// seed 000/002
-	mux.Handle("/api/executions", s.endpoint(true, []string{"agent", "status", "from", "to", "limit", "cursor"}, s.executions))
-	mux.Handle("/api/executions/{arn}", s.endpoint(true, nil, s.execution))
-	// seed 001
-	mux.Handle("/api/workflows/executions/{id}", s.endpoint(true, nil, s.workflowExecution))
-	mux.Handle("/api/workflows/running", s.endpoint(true, []string{"workflowType", "limit", "cursor"}, s.running))
-	mux.Handle("/api/workflows/tasks/pending", s.endpoint(true, []string{"workflowType", "limit", "cursor"}, s.pendingTasks))
-	mux.Handle("/api/metrics", s.endpoint(true, []string{"date", "workflowType", "from", "to", "limit", "cursor"}, s.metrics))
-	mux.Handle("/api/metrics/compare", s.endpoint(true, []string{"date"}, s.compare))
-	// seed 003
-	mux.Handle("/api/jobs", s.endpoint(true, []string{"installation", "status", "stuckHours", "repo", "since", "limit", "cursor"}, s.jobs))
-	mux.Handle("/api/jobs/{installation}/{id}", s.endpoint(true, nil, s.job))
-	mux.Handle("/api/jobs/{installation}/{id}/timeline", s.endpoint(true, nil, s.timeline))
-	mux.Handle("/api/jobs/{installation}/{id}/duplicates", s.endpoint(true, nil, s.duplicates))
-	mux.Handle("/api/runs/{installation}/{runId}/{attempt}", s.endpoint(true, nil, s.run))
-	// seed 004
-	mux.Handle("/api/messages", s.endpoint(true, []string{"stage", "status", "type", "from", "to", "limit", "cursor"}, s.messages))
-	mux.Handle("/api/messages/stats", s.endpoint(true, []string{"stage", "hours"}, s.messageStats))
-	mux.Handle("/api/messages/{id}", s.endpoint(true, nil, s.message))
+	mux.Handle("/api/vocabulary", s.endpoint(true, nil, s.vocabulary))
+	s.routes(mux)
 	// Anything else under /api/ is an unknown route (after the token check,
 	// so that probing reveals nothing).
 	mux.Handle("/api/", s.endpoint(true, nil, func(r *http.Request) (any, error) {
@@ -153,33 +135,4 @@ func (s *server) authorize(r *http.Request) (string, bool) {
 
 func (s *server) health(*http.Request) (any, error) {
 	return map[string]string{"status": "ok"}, nil
-}
-
-// page reads ?limit= and ?cursor=.
-func (s *server) page(r *http.Request) (query.PageRequest, error) {
-	p := query.PageRequest{Cursor: r.URL.Query().Get("cursor")}
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return p, paramError("limit", "must be a positive integer, got %q", v)
-		}
-		if n > s.cfg.MaxPageSize {
-			return p, paramError("limit", "must be at most %d", s.cfg.MaxPageSize)
-		}
-		p.Limit = n
-	}
-	return p, nil
-}
-
-func timeRange(r *http.Request) (query.TimeRange, error) {
-	from, err := query.ParseTime("from", r.URL.Query().Get("from"))
-	if err != nil {
-		return query.TimeRange{}, err
-	}
-	to, err := query.ParseTime("to", r.URL.Query().Get("to"))
-	return query.TimeRange{From: from, To: to}, err
-}
-
-func pathInt(r *http.Request, name string) (int64, error) {
-	return query.ParseInt(name, r.PathValue(name))
 }

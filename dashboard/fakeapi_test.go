@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamfold/streamfold/api"
 	"github.com/streamfold/streamfold/dashboard"
 )
 
@@ -146,6 +147,8 @@ func (f *fakeAPI) serveAPI(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		page(w, q, nil)
+	case "/api/vocabulary":
+		writeJSON(w, http.StatusOK, api.NewVocabulary())
 	case "/api/metrics/compare":
 		writeJSON(w, http.StatusOK, map[string]any{"date": q.Get("date"), "stepFunctions": nil, "durableFunctions": nil,
 			"successRates": map[string]any{}, "ratios": map[string]any{}})

@@ -3,16 +3,13 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
-	"sort"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/streamfold/streamfold/query"
@@ -94,317 +91,22 @@ type queryOpts struct {
 	now       string
 }
 
-// querySub is one pattern: its flags, then what it does with them.
-type querySub struct {
-	name string
-	// args is the number of positional arguments (0 or 1) and their name.
-	args  string
-	paged bool
-	// stageFlag: the pattern's --stage is a message's stage, so the table
-	// naming stage (the global --stage) is --table-stage instead.
-	stageFlag bool
-	// setup registers the pattern's flags and returns its action.
-	setup func(fs *flag.FlagSet) queryAction
-}
-
-// queryAction runs a pattern and returns its result and a table renderer.
-type queryAction func(ctx context.Context, c *query.Client, arg string, now time.Time, p query.PageRequest) (any, func(io.Writer), error)
-
-var querySubs = []querySub{
-	{name: "executions", paged: true, setup: func(fs *flag.FlagSet) queryAction {
-		agent := fs.String("agent", "", "agent name (AgentDateIndex)")
-		status := fs.String("status", "", "RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED (StatusDateIndex)")
-		from, to := fs.String("from", "", "earliest startDate (RFC 3339)"), fs.String("to", "", "latest startDate (RFC 3339)")
-		return func(ctx context.Context, c *query.Client, _ string, _ time.Time, p query.PageRequest) (any, func(io.Writer), error) {
-			r, err := qRange("from", *from, "to", *to)
-			if err != nil {
-				return nil, nil, err
-			}
-			var page query.Page
-			switch {
-			case (*agent == "") == (*status == ""):
-				return nil, nil, &query.ParamError{Param: "agent", Reason: "give exactly one of --agent or --status"}
-			case *agent != "":
-				page, err = c.ExecutionsByAgent(ctx, *agent, r, p)
-			default:
-				page, err = c.ExecutionsByStatus(ctx, *status, r, p)
-			}
-			return page, qPageTable(page, []string{"STARTED", "STATUS", "AGENT", "SECONDS", "EXECUTION"},
-				"startDate", "status", "agentName", "durationSeconds", "executionArn"), err
-		}
-	}},
-	{name: "execution", args: "ARN", setup: func(*flag.FlagSet) queryAction {
-		return func(ctx context.Context, c *query.Client, arn string, _ time.Time, _ query.PageRequest) (any, func(io.Writer), error) {
-			it, err := c.Execution(ctx, arn)
-			return it, qItemTable(it), err
-		}
-	}},
-	{name: "workflow", args: "ID", setup: func(*flag.FlagSet) queryAction {
-		return func(ctx context.Context, c *query.Client, id string, _ time.Time, _ query.PageRequest) (any, func(io.Writer), error) {
-			ex, err := c.WorkflowExecution(ctx, id)
-			return ex, func(w io.Writer) {
-				qItemTable(ex.Execution)(w)
-				fmt.Fprintln(w)
-				qRowsTable(ex.Albums, []string{"ALBUM", "NAME", "ARTIST", "YEAR", "VALIDATED", "PRICE", "CONFIDENCE"},
-					"albumIndex", "albumName", "artist", "year", "yearValidated", "priceEstimate", "priceConfidence")(w)
-			}, err
-		}
-	}},
-	{name: "running", paged: true, setup: func(fs *flag.FlagSet) queryAction {
-		wt := fs.String("workflow-type", "", "step-functions (sf) or durable-functions (ldf); default both")
-		return func(ctx context.Context, c *query.Client, _ string, _ time.Time, p query.PageRequest) (any, func(io.Writer), error) {
-			page, err := c.RunningExecutions(ctx, *wt, p)
-			return page, qPageTable(page, []string{"CREATED", "TYPE", "STATUS", "STEP", "EXECUTION"},
-				"createdAt", "workflowType", "status", "currentStep", "executionId"), err
-		}
-	}},
-	{name: "tasks", paged: true, setup: func(fs *flag.FlagSet) queryAction {
-		wt := fs.String("workflow-type", "", "step-functions (sf) or durable-functions (ldf); default both")
-		return func(ctx context.Context, c *query.Client, _ string, _ time.Time, p query.PageRequest) (any, func(io.Writer), error) {
-			page, err := c.PendingTasks(ctx, *wt, p)
-			return page, qPageTable(page, []string{"CREATED", "TYPE", "TASK", "EXECUTION", "EXPIRES"},
-				"createdAt", "workflowType", "taskId", "executionId", "expiresAt"), err
-		}
-	}},
-	{name: "metrics", paged: true, setup: func(fs *flag.FlagSet) queryAction {
-		date := fs.String("date", "", "the day, YYYY-MM-DD")
-		wt := fs.String("workflow-type", "", "step-functions (sf) or durable-functions (ldf)")
-		from, to := fs.String("from", "", "first day of a series, YYYY-MM-DD"), fs.String("to", "", "last day of a series, YYYY-MM-DD")
-		return func(ctx context.Context, c *query.Client, _ string, _ time.Time, p query.PageRequest) (any, func(io.Writer), error) {
-			if *date != "" {
-				if *from != "" || *to != "" {
-					return nil, nil, &query.ParamError{Param: "from", Reason: "--from and --to are for a series, without --date"}
-				}
-				it, err := c.Metrics(ctx, *date, *wt)
-				return it, qItemTable(it), err
-			}
-			if *wt == "" {
-				return nil, nil, &query.ParamError{Param: "workflowType", Reason: "give --date and --workflow-type, or --workflow-type for a series (see also: query compare)"}
-			}
-			var r query.TimeRange
-			for _, d := range []struct {
-				name, v string
-				dst     *time.Time
-			}{{"from", *from, &r.From}, {"to", *to, &r.To}} {
-				if d.v == "" {
-					continue
-				}
-				if _, err := query.ParseDate(d.name, d.v); err != nil {
-					return nil, nil, err
-				}
-				*d.dst, _ = time.Parse("2006-01-02", d.v)
-			}
-			page, err := c.MetricsSeries(ctx, *wt, r, p)
-			return page, qPageTable(page, []string{"DATE", "TYPE", "EXECUTIONS", "SUCCEEDED", "FAILED", "AVG MS", "TOTAL $", "AVG $/EXEC"},
-				"date", "workflowType", "executionCount", "successCount", "failureCount", "avgDurationMs", "totalCost", "avgCostPerExecution"), err
-		}
-	}},
-	{name: "compare", setup: func(fs *flag.FlagSet) queryAction {
-		date := fs.String("date", "", "the day, YYYY-MM-DD")
-		return func(ctx context.Context, c *query.Client, _ string, _ time.Time, _ query.PageRequest) (any, func(io.Writer), error) {
-			cmp, err := c.CompareMetrics(ctx, *date)
-			return cmp, func(w io.Writer) {
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintf(tw, "%s\tSTEP-FUNCTIONS\tDURABLE-FUNCTIONS\tLDF/SF\n", cmp.Date)
-				for _, m := range []string{"executionCount", "successCount", "failureCount", "successRate", "avgDurationMs", "totalCost", "avgCostPerExecution"} {
-					sf, ldf := qMetricCell(cmp.StepFunctions, cmp.SuccessRates[query.StepFunctions], m), qMetricCell(cmp.DurableFunctions, cmp.SuccessRates[query.DurableFunctions], m)
-					ratio := "-"
-					if r, ok := cmp.Ratios[m]; ok && r != nil {
-						ratio = fmt.Sprintf("%.3f", *r)
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m, sf, ldf, ratio)
-				}
-				tw.Flush()
-			}, err
-		}
-	}},
-	{name: "job", setup: func(fs *flag.FlagSet) queryAction {
-		inst, job := fs.Int64("installation", -1, "GitHub App installation id (0 for GHES without one)"), fs.Int64("job", 0, "workflow job id")
-		return func(ctx context.Context, c *query.Client, _ string, _ time.Time, _ query.PageRequest) (any, func(io.Writer), error) {
-			if *inst < 0 {
-				return nil, nil, &query.ParamError{Param: "installation", Reason: "is required"}
-			}
-			it, err := c.Job(ctx, *inst, *job)
-			return it, qItemTable(it), err
-		}
-	}},
-	{name: "jobs", paged: true, setup: func(fs *flag.FlagSet) queryAction {
-		inst := fs.Int64("installation", -1, "GitHub App installation id (0 for GHES without one)")
-		status := fs.String("status", "", "queued, waiting, scheduled, in_progress or completed (GSI1)")
-		stuck := fs.Float64("stuck-hours", 0, "only jobs created more than N hours before --now (default status in_progress)")
-		repo := fs.String("repo", "", "owner/name: the repository's jobs (GSI2), with statistics")
-		since := fs.String("since", "", "with --repo: jobs created at or after this time (RFC 3339)")
-		return func(ctx context.Context, c *query.Client, _ string, now time.Time, p query.PageRequest) (any, func(io.Writer), error) {
-			cols := []string{"CREATED", "STATUS", "CONCLUSION", "JOB", "REPO", "NAME"}
-			attrs := []string{"created_at", "status", "conclusion", "job_id", "repo_full_name", "job_name"}
-			switch {
-			case *inst < 0:
-				return nil, nil, &query.ParamError{Param: "installation", Reason: "is required"}
-			case *repo != "" && (*status != "" || *stuck != 0):
-				return nil, nil, &query.ParamError{Param: "repo", Reason: "cannot be combined with --status or --stuck-hours"}
-			case *repo != "":
-				t, err := query.ParseTime("since", *since)
-				if err != nil {
-					return nil, nil, err
-				}
-				rp, err := c.RepoJobs(ctx, *inst, *repo, t, p)
-				return rp, func(w io.Writer) {
-					if st := rp.Stats; st != nil {
-						fmt.Fprintf(w, "%d jobs (%d completed: %d succeeded, %d failed), success rate %s, average duration %s; %d requests\n\n",
-							st.Jobs, st.Completed, st.Succeeded, st.Failed, qPercent(st.SuccessRate), qMillis(st.AvgDurationMs), st.Requests)
-					}
-					qPageTable(rp.Page, cols, attrs...)(w)
-				}, err
-			case *since != "":
-				return nil, nil, &query.ParamError{Param: "since", Reason: "is only for --repo"}
-			case *stuck < 0:
-				return nil, nil, &query.ParamError{Param: "stuckHours", Reason: "must be positive"}
-			case *stuck > 0:
-				st := *status
-				if st == "" {
-					st = "in_progress"
-				}
-				page, err := c.JobsByStatus(ctx, *inst, st, now.Add(-time.Duration(*stuck*float64(time.Hour))), p)
-				return page, qPageTable(page, cols, attrs...), err
-			}
-			page, err := c.JobsByStatus(ctx, *inst, *status, time.Time{}, p)
-			return page, qPageTable(page, cols, attrs...), err
-		}
-	}},
-	{name: "run", setup: func(fs *flag.FlagSet) queryAction {
-		inst := fs.Int64("installation", -1, "GitHub App installation id")
-		run, attempt := fs.Int64("run", 0, "workflow run id"), fs.Int64("attempt", 1, "run attempt")
-		return func(ctx context.Context, c *query.Client, _ string, _ time.Time, _ query.PageRequest) (any, func(io.Writer), error) {
-			if *inst < 0 {
-				return nil, nil, &query.ParamError{Param: "installation", Reason: "is required"}
-			}
-			v, err := c.Run(ctx, *inst, *run, *attempt)
-			return v, func(w io.Writer) {
-				fmt.Fprintf(w, "run %d/%d attempt %d: complete %v", *inst, *run, *attempt, v.Complete)
-				if v.Run != nil {
-					fmt.Fprintf(w, "; summary: %s of %s jobs completed, %s failed, status %s, conclusion %s",
-						qCell(v.Run["completed_jobs"]), qCell(v.Run["total_jobs"]), qCell(v.Run["failed_jobs"]), qCell(v.Run["status"]), qCell(v.Run["conclusion"]))
-				}
-				fmt.Fprint(w, "\n\n")
-				qRowsTable(v.Jobs, []string{"CREATED", "STATUS", "CONCLUSION", "JOB", "NAME"}, "created_at", "status", "conclusion", "job_id", "job_name")(w)
-			}, err
-		}
-	}},
-	{name: "timeline", setup: func(fs *flag.FlagSet) queryAction {
-		inst, job := fs.Int64("installation", -1, "GitHub App installation id"), fs.Int64("job", 0, "workflow job id")
-		return func(ctx context.Context, c *query.Client, _ string, _ time.Time, _ query.PageRequest) (any, func(io.Writer), error) {
-			if *inst < 0 {
-				return nil, nil, &query.ParamError{Param: "installation", Reason: "is required"}
-			}
-			tl, err := c.Timeline(ctx, *inst, *job)
-			return tl, func(w io.Writer) {
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "TIME\tTYPE\tID\tCHANGES")
-				for _, e := range tl.Events {
-					changes := []string{"(no change)"}
-					if len(e.Changes) > 0 {
-						changes = changes[:0]
-						for _, ch := range e.Changes {
-							changes = append(changes, fmt.Sprintf("%s: %s -> %s", ch.Path, qCell(ch.Old), qCell(ch.New)))
-						}
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Time.Format(time.RFC3339), e.Type, e.ID, changes[0])
-					for _, ch := range changes[1:] {
-						fmt.Fprintf(tw, "\t\t\t%s\n", ch)
-					}
-				}
-				tw.Flush()
-			}, err
-		}
-	}},
-	{name: "duplicates", setup: func(fs *flag.FlagSet) queryAction {
-		inst, job := fs.Int64("installation", -1, "GitHub App installation id"), fs.Int64("job", 0, "workflow job id")
-		return func(ctx context.Context, c *query.Client, _ string, _ time.Time, _ query.PageRequest) (any, func(io.Writer), error) {
-			if *inst < 0 {
-				return nil, nil, &query.ParamError{Param: "installation", Reason: "is required"}
-			}
-			d, err := c.Duplicates(ctx, *inst, *job)
-			return d, func(w io.Writer) {
-				fmt.Fprintf(w, "%s: %d webhook deliveries, %d actions received more than once\n", d.Subject, d.Webhooks, len(d.Groups))
-				if len(d.Groups) == 0 {
-					return
-				}
-				fmt.Fprintln(w)
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ACTION\tDELIVERY\tTIME\tSAME PAYLOAD")
-				for _, g := range d.Groups {
-					for _, dl := range g.Deliveries {
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%v\n", g.Action, dl.ID, dl.Time.Format(time.RFC3339), dl.SameAsFirst)
-					}
-				}
-				tw.Flush()
-			}, err
-		}
-	}},
-	{name: "message", args: "ID", setup: func(*flag.FlagSet) queryAction {
-		return func(ctx context.Context, c *query.Client, id string, _ time.Time, _ query.PageRequest) (any, func(io.Writer), error) {
-			it, err := c.Message(ctx, id)
-			return it, qItemTable(it), err
-		}
-	}},
-	{name: "messages", paged: true, stageFlag: true, setup: func(fs *flag.FlagSet) queryAction {
-		stage := fs.String("stage", "", "dev, stage or prod")
-		status := fs.String("status", "", "created, queued, processing, completed or failed")
-		typ := fs.String("type", "", "message type, e.g. scheduled_hello")
-		from, to := fs.String("from", "", "earliest created_date (RFC 3339)"), fs.String("to", "", "latest created_date (RFC 3339)")
-		return func(ctx context.Context, c *query.Client, _ string, _ time.Time, p query.PageRequest) (any, func(io.Writer), error) {
-			r, err := qRange("from", *from, "to", *to)
-			if err != nil {
-				return nil, nil, err
-			}
-			page, err := c.Messages(ctx, query.MessageFilter{Stage: *stage, Status: *status, Type: *typ, Created: r}, p)
-			return page, qPageTable(page, []string{"CREATED", "STAGE", "STATUS", "TYPE", "MESSAGE"},
-				"created_date", "stage", "status", "message_type", "message_id"), err
-		}
-	}},
-	{name: "message-stats", stageFlag: true, setup: func(fs *flag.FlagSet) queryAction {
-		stage := fs.String("stage", "", "dev, stage or prod; default each")
-		hours := fs.Float64("hours", 24, "the window: the last N hours before --now")
-		return func(ctx context.Context, c *query.Client, _ string, now time.Time, _ query.PageRequest) (any, func(io.Writer), error) {
-			if *hours <= 0 {
-				return nil, nil, &query.ParamError{Param: "hours", Reason: "must be positive"}
-			}
-			ms, err := c.MessageStats(ctx, *stage, now.Add(-time.Duration(*hours*float64(time.Hour))), now)
-			return ms, func(w io.Writer) {
-				fmt.Fprintf(w, "messages created %s .. %s\n\n", ms.From.Format(time.RFC3339), ms.To.Format(time.RFC3339))
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-				fmt.Fprintln(tw, "STAGE\t"+strings.ToUpper(strings.Join(query.MessageStatuses, "\t"))+"\tTOTAL\tSUCCESS\t")
-				for _, s := range ms.Stages {
-					fmt.Fprintf(tw, "%s\t", s.Stage)
-					for _, st := range query.MessageStatuses {
-						fmt.Fprintf(tw, "%d\t", s.Counts[st])
-					}
-					fmt.Fprintf(tw, "%d\t%s\t\n", s.Total, qPercent(s.SuccessRate))
-				}
-				tw.Flush()
-			}, err
-		}
-	}},
-}
-
 func runQuery(ctx context.Context, env *cliEnv, args []string) int {
-	names := make([]string, len(querySubs))
-	for i, s := range querySubs {
-		names[i] = s.name
+	pats := query.Patterns()
+	names := make([]string, len(pats))
+	for i, p := range pats {
+		names[i] = p.Name
 	}
 	subName, code, ok := subcommand(env, "query", args, queryHelp, names...)
 	if !ok {
 		return code
 	}
-	var sub querySub
-	for _, s := range querySubs {
-		if s.name == subName {
-			sub = s
-		}
-	}
+	pat, _ := query.PatternByName(subName)
 	fs := flag.NewFlagSet("query "+subName, flag.ContinueOnError)
 	var o queryOpts
-	if sub.stageFlag {
+	if _, ok := pat.Param("stage"); ok {
+		// The pattern's --stage is a message's stage, so the stage naming
+		// the tables (the global --stage) is --table-stage instead.
 		tmp := flag.NewFlagSet("", flag.ContinueOnError)
 		o.g.register(tmp, env)
 		tmp.VisitAll(func(f *flag.Flag) {
@@ -418,13 +120,13 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 		o.g.register(fs, env)
 	}
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON (as the HTTP API answers)")
-	if sub.paged {
+	if pat.Paged {
 		fs.IntVar(&o.limit, "limit", 0, "page size (default 50, at most 200)")
 		fs.StringVar(&o.cursor, "cursor", "", "continue after the page whose \"next\" this is")
 	}
 	fs.StringVar(&o.cursorKey, "cursor-key", env.getenv("STREAMFOLD_CURSOR_KEY"), "key signing cursors, 16 bytes or more (env STREAMFOLD_CURSOR_KEY; local endpoints default to a fixed development key)")
 	fs.StringVar(&o.now, "now", "", "the clock of relative windows, RFC 3339 (default: now)")
-	action := sub.setup(fs)
+	qRegister(fs, pat.Params)
 	fs.Usage = func() { fmt.Fprint(env.stderr, queryHelp); fs.PrintDefaults() }
 	// Flags may come before or after the positional argument.
 	var positional []string
@@ -438,22 +140,23 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 		positional = append(positional, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
-	arg := ""
+	in := &qInput{fs: fs, pat: pat, set: map[string]bool{}, page: query.PageRequest{Limit: o.limit, Cursor: o.cursor}}
+	fs.Visit(func(f *flag.Flag) { in.set[f.Name] = true })
 	switch {
-	case sub.args == "" && len(positional) > 0:
+	case pat.Arg == "" && len(positional) > 0:
 		return errorf(env, exitUsage, "query %s: unexpected argument %q", subName, positional[0])
-	case sub.args != "" && len(positional) != 1:
-		return errorf(env, exitUsage, "query %s: want exactly one %s", subName, sub.args)
-	case sub.args != "":
-		arg = positional[0]
+	case pat.Arg != "" && len(positional) != 1:
+		return errorf(env, exitUsage, "query %s: want exactly one %s", subName, strings.ToUpper(pat.Arg))
+	case pat.Arg != "":
+		in.arg = positional[0]
 	}
-	now := time.Now().UTC()
+	in.now = time.Now().UTC()
 	if o.now != "" {
 		t, err := query.ParseTime("now", o.now)
 		if err != nil {
 			return errorf(env, exitUsage, "query %s: --%v", subName, strings.TrimPrefix(err.Error(), "query: "))
 		}
-		now = t
+		in.now = t
 	}
 	n, err := o.g.naming()
 	if err != nil {
@@ -474,16 +177,16 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "query: %v", err)
 	}
-	res, table, err := action(ctx, qc, arg, now, query.PageRequest{Limit: o.limit, Cursor: o.cursor})
+	res, err := pat.Run(ctx, qc, in)
 	if err != nil {
-		return qError(env, subName, err)
+		return qError(env, pat, err)
 	}
 	if o.asJSON {
 		if err := writeJSON(env.stdout, res); err != nil {
 			return errorf(env, exitRuntime, "query: %v", err)
 		}
 	} else {
-		table(env.stdout)
+		queryRenders[subName](env.stdout, res, in)
 	}
 	if next := qNextOf(res); next != "" {
 		if !o.asJSON {
@@ -496,20 +199,69 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 	return exitOK
 }
 
+// qRegister declares a pattern's parameters as flags of their kind.
+func qRegister(fs *flag.FlagSet, params []query.Param) {
+	for _, p := range params {
+		switch p.Kind {
+		case query.KindInt:
+			n, _ := strconv.ParseInt(p.Default, 10, 64)
+			fs.Int64(p.Flag, n, p.Doc)
+		case query.KindFloat:
+			f, _ := strconv.ParseFloat(p.Default, 64)
+			fs.Float64(p.Flag, f, p.Doc)
+		default:
+			fs.String(p.Flag, p.Default, p.Doc)
+		}
+	}
+}
+
+// qInput is the command line as a pattern's query.Input: the positional
+// argument and the flags, a flag counting as given when it was set.
+type qInput struct {
+	fs   *flag.FlagSet
+	pat  query.Pattern
+	set  map[string]bool
+	arg  string
+	now  time.Time
+	page query.PageRequest
+}
+
+func (in *qInput) Value(name string) (string, bool) {
+	if name == in.pat.Arg {
+		return in.arg, true
+	}
+	p, ok := in.pat.Param(name)
+	if !ok {
+		return "", false
+	}
+	return in.fs.Lookup(p.Flag).Value.String(), in.set[p.Flag]
+}
+
+func (in *qInput) Spell(name string) string { return qSpell(in.pat, name) }
+
+func (in *qInput) Page() (query.PageRequest, error) { return in.page, nil }
+
+func (in *qInput) Now() time.Time { return in.now }
+
+// qSpell names a parameter as the command line does: --flag, or the
+// positional argument in capitals.
+func qSpell(pat query.Pattern, name string) string {
+	if name == pat.Arg {
+		return strings.ToUpper(name)
+	}
+	if p, ok := pat.Param(name); ok {
+		return "--" + p.Flag
+	}
+	return "--" + qFlagName(name)
+}
+
 // qError maps a query error to its message and exit code.
-func qError(env *cliEnv, sub string, err error) int {
+func qError(env *cliEnv, pat query.Pattern, err error) int {
+	sub := pat.Name
 	var pe *query.ParamError
 	switch {
 	case errors.As(err, &pe):
-		switch {
-		case (sub == "execution" && pe.Param == "arn") || ((sub == "workflow" || sub == "message") && pe.Param == "id"):
-			return errorf(env, exitUsage, "query %s: %s: %s", sub, strings.ToUpper(pe.Param), pe.Reason)
-		case pe.Param == "id":
-			pe = &query.ParamError{Param: "job", Reason: pe.Reason}
-		case pe.Param == "runId":
-			pe = &query.ParamError{Param: "run", Reason: pe.Reason}
-		}
-		return errorf(env, exitUsage, "query %s: --%s: %s", sub, qFlagName(pe.Param), pe.Reason)
+		return errorf(env, exitUsage, "query %s: %s: %s", sub, qSpell(pat, pe.Param), pe.Reason)
 	case errors.Is(err, query.ErrBadCursor):
 		return errorf(env, exitUsage, "query %s: --cursor: not valid for this query (modified, truncated, signed with another key or issued for other flags)", sub)
 	case errors.Is(err, query.ErrNotFound):
@@ -567,15 +319,6 @@ func qIsLocal(endpoint string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func qRange(fromName, from, toName, to string) (query.TimeRange, error) {
-	f, err := query.ParseTime(fromName, from)
-	if err != nil {
-		return query.TimeRange{}, err
-	}
-	t, err := query.ParseTime(toName, to)
-	return query.TimeRange{From: f, To: t}, err
-}
-
 func qNextOf(res any) string {
 	switch v := res.(type) {
 	case query.Page:
@@ -584,93 +327,4 @@ func qNextOf(res any) string {
 		return v.Next
 	}
 	return ""
-}
-
-// qCell renders a plain value for a table: "-" when absent.
-func qCell(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return "-"
-	case string:
-		if t == "" {
-			return "-"
-		}
-		return t
-	case json.Number:
-		return t.String()
-	case bool:
-		return fmt.Sprint(t)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
-func qPercent(r *float64) string {
-	if r == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", *r*100)
-}
-
-func qMillis(ms *float64) string {
-	if ms == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%.0f ms", *ms)
-}
-
-func qMetricCell(row map[string]any, rate *float64, metric string) string {
-	if row == nil {
-		return "-"
-	}
-	if metric == "successRate" {
-		return qPercent(rate)
-	}
-	if row[metric] == nil {
-		return "0" // counters never added to are absent
-	}
-	return qCell(row[metric])
-}
-
-// qRowsTable renders items as columns of the given attributes.
-func qRowsTable(items []map[string]any, header []string, attrs ...string) func(io.Writer) {
-	return func(w io.Writer) {
-		if len(items) == 0 {
-			fmt.Fprintln(w, "(none)")
-			return
-		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(header, "\t"))
-		for _, it := range items {
-			cells := make([]string, len(attrs))
-			for i, a := range attrs {
-				cells[i] = qCell(it[a])
-			}
-			fmt.Fprintln(tw, strings.Join(cells, "\t"))
-		}
-		tw.Flush()
-	}
-}
-
-func qPageTable(p query.Page, header []string, attrs ...string) func(io.Writer) {
-	return qRowsTable(p.Items, header, attrs...)
-}
-
-// qItemTable renders one item as "attribute  value" lines, sorted.
-func qItemTable(it map[string]any) func(io.Writer) {
-	return func(w io.Writer) {
-		names := make([]string, 0, len(it))
-		for k := range it {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for _, k := range names {
-			fmt.Fprintf(tw, "%s\t%s\n", k, qCell(it[k]))
-		}
-		tw.Flush()
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/query"
 	"github.com/streamfold/streamfold/query/querytest"
 )
 
@@ -197,5 +198,19 @@ func TestQueryCursorKey(t *testing.T) {
 	}
 	if k, _, _ := qCursorKey("my-own-key-0123456789", ""); string(k) != "my-own-key-0123456789" {
 		t.Fatal("a given key is used as is")
+	}
+}
+
+// TestQueryRendersEveryPattern: every pattern of the query package's table
+// has its table renderer here, and no renderer is left over.
+func TestQueryRendersEveryPattern(t *testing.T) {
+	pats := query.Patterns()
+	for _, p := range pats {
+		if queryRenders[p.Name] == nil {
+			t.Errorf("pattern %s has no renderer", p.Name)
+		}
+	}
+	if len(queryRenders) != len(pats) {
+		t.Errorf("%d renderers for %d patterns", len(queryRenders), len(pats))
 	}
 }

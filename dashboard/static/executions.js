@@ -5,6 +5,7 @@ import * as api from "./api.js";
 import { errText, fmtDuration, fmtInt, fmtTime, h, num, setState, today } from "./dom.js";
 import { hidePager, setPager } from "./pager.js";
 import { go, val } from "./state.js";
+import { fillStatuses } from "./vocab.js";
 
 const PREFIX = "e.";
 const PAGER = { prev: "exec-prev", next: "exec-next", page: "exec-page" };
@@ -56,6 +57,7 @@ export function init() {
 export async function load(p) {
   const f = filters(p);
   const form = document.getElementById("exec-form");
+  await fillStatuses(form.status, "agent-execution", "");
   form.agent.value = f.agent;
   form.status.value = f.status;
   form.from.value = f.from;

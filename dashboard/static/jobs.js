@@ -7,14 +7,17 @@ import * as api from "./api.js";
 import { errText, fmtDuration, fmtInt, fmtPct, fmtTime, h, num, setState } from "./dom.js";
 import { hidePager, setPager } from "./pager.js";
 import { go, href, val } from "./state.js";
+import { fillStatuses } from "./vocab.js";
 
 const PREFIX = "j.";
 const PAGER = { prev: "jobs-prev", next: "jobs-next", page: "jobs-page" };
+// DEFAULT_STATUS is the status listed first, and the one stuck jobs have.
+const DEFAULT_STATUS = "in_progress";
 
 export function filters(p) {
   return {
     inst: val(p, PREFIX + "inst"),
-    status: val(p, PREFIX + "status", "in_progress"),
+    status: val(p, PREFIX + "status", DEFAULT_STATUS),
     stuck: val(p, PREFIX + "stuck", "6"),
     repo: val(p, PREFIX + "repo"),
     since: val(p, PREFIX + "since"),
@@ -51,6 +54,7 @@ export function listParams(f) {
 export async function load(p) {
   const f = filters(p);
   const form = document.getElementById("jobs-form");
+  await fillStatuses(form.status, "job", DEFAULT_STATUS);
   form.inst.value = f.inst;
   form.status.value = f.status;
   form.stuck.value = f.stuck;
@@ -74,7 +78,7 @@ export async function load(p) {
   setState(state, "loading", "Loading jobs…");
   const [list, stuck] = await Promise.allSettled([
     api.get("jobs", listParams(f)),
-    api.all("jobs", { installation: f.inst, status: "in_progress", stuckHours: f.stuck }, 20),
+    api.all("jobs", { installation: f.inst, status: DEFAULT_STATUS, stuckHours: f.stuck }, 20),
   ]);
   const runLoad = loadRun(f);
   let stuckKeys = new Set();
