@@ -3,20 +3,21 @@ package archiver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
 // ErrPoison wraps every reason a stream record can never be archived as an
 // event (an undecodable image, an invalid event). Such records are kept
-// under errors/ instead.
-var ErrPoison = errors.New("archiver: poison record")
+// under errors/ instead. It is deadletter.ErrPoison, the one poison
+// sentinel of every consumer.
+var ErrPoison = deadletter.ErrPoison
 
 // Handler is the archiver's Lambda handler (and what a local stream runner
 // calls): a DynamoDB stream batch of the event table in, a partial batch
@@ -34,15 +35,14 @@ func NewHandler(a *Archive, log *slog.Logger) *Handler {
 	return &Handler{a: a, log: log}
 }
 
-// BatchStats counts what one batch held and what became of it.
+// BatchStats counts what one batch held and what became of it: the shared
+// decode-and-quarantine counts (Poison: records archived under errors/) and
+// what was written.
 type BatchStats struct {
-	Records          int // records in the batch
-	Archived         int // INSERTs archived as events
-	SkippedNonInsert int // MODIFY and non-TTL REMOVE records, skipped
-	TTLRemoves       int // TTL deletions, skipped
-	Poison           int // records archived under errors/
-	Objects          int // data objects written
-	Bytes            int64
+	deadletter.BatchStats
+	Archived int // INSERTs archived as events
+	Objects  int // data objects written
+	Bytes    int64
 }
 
 // DecodeRecord turns one stream record into the record to archive. It returns
@@ -52,16 +52,16 @@ type BatchStats struct {
 func DecodeRecord(rec events.DynamoDBEventRecord) (Record, bool, error) {
 	ev, payload, ok, err := streamimage.Event(rec)
 	if err != nil {
-		return Record{}, false, fmt.Errorf("%w: %w", ErrPoison, err)
+		return Record{}, false, fmt.Errorf("archiver: %w: %w", ErrPoison, err)
 	}
 	if !ok {
 		return Record{}, false, nil
 	}
 	if err := checkSeq(rec.Change.SequenceNumber); err != nil {
-		return Record{}, false, fmt.Errorf("%w: %w", ErrPoison, err)
+		return Record{}, false, fmt.Errorf("archiver: %w: %w", ErrPoison, err)
 	}
 	if err := checkTime("time", ev.Time); err != nil {
-		return Record{}, false, fmt.Errorf("%w: event %s/%s: %w", ErrPoison, ev.Subject, ev.ID, err)
+		return Record{}, false, fmt.Errorf("archiver: %w: event %s/%s: %w", ErrPoison, ev.Subject, ev.ID, err)
 	}
 	return Record{Event: ev, Seq: rec.Change.SequenceNumber, StreamEventID: rec.EventID, payload: payload}, true, nil
 }
@@ -90,42 +90,45 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 }
 
 // ArchiveRecords is Handle without the Lambda response: it archives the
-// records (poison ones under errors/, non-INSERTs skipped) and returns what
-// it did, or the first write error. A caller that gets an error must
-// deliver the same records again, starting with the first (see the package
-// doc); one that buffers several stream batches may pass them at once.
+// records (poison ones under errors/, non-INSERTs skipped) through the
+// shared decode-and-quarantine loop (deadletter.Batch, WholeBatch) and
+// returns what it did, or the first write error. A caller that gets an
+// error must deliver the same records again, starting with the first (see
+// the package doc); one that buffers several stream batches may pass them
+// at once.
 func (h *Handler) ArchiveRecords(ctx context.Context, recs []events.DynamoDBEventRecord) (BatchStats, error) {
-	st := BatchStats{Records: len(recs)}
-	var batch []Record
-	var poison []ErrorRecord
-	now := h.a.cfg.Now().UTC()
-	for _, rec := range recs {
-		r, ok, err := DecodeRecord(rec)
-		switch {
-		case err != nil:
-			poison = append(poison, newErrorRecord(rec, err, now))
-			h.log.WarnContext(ctx, "poison record archived under errors/", "seq", rec.Change.SequenceNumber, "event_id", rec.EventID, "err", err)
-		case !ok && streamimage.IsTTLDelete(rec):
-			st.TTLRemoves++
-		case !ok:
-			st.SkippedNonInsert++
-		default:
-			batch = append(batch, r)
-		}
+	var st BatchStats
+	b := deadletter.Batch[Record]{
+		Decode:      DecodeRecord,
+		Sink:        errorsSink{a: h.a},
+		WholeBatch:  true,
+		Concurrency: h.a.cfg.Concurrency,
+		Logger:      h.log,
+		Handle: func(ctx context.Context, items []deadletter.Item[Record]) (deadletter.Outcome, error) {
+			batch := make([]Record, len(items))
+			for i, it := range items {
+				batch[i] = it.Value
+			}
+			ws, err := h.a.WriteBatch(ctx, batch)
+			if err != nil {
+				return deadletter.Outcome{}, err
+			}
+			st.Archived, st.Objects, st.Bytes = ws.Records, ws.Objects, ws.Bytes
+			return deadletter.Outcome{}, nil
+		},
 	}
-	err := forEach(ctx, len(poison), h.a.cfg.Concurrency, func(ctx context.Context, i int) error {
-		return h.a.putError(ctx, poison[i])
-	})
-	if err != nil {
-		return st, err
-	}
-	st.Poison = len(poison)
-	ws, err := h.a.WriteBatch(ctx, batch)
-	if err != nil {
-		return st, err
-	}
-	st.Archived, st.Objects, st.Bytes = ws.Records, ws.Objects, ws.Bytes
-	return st, nil
+	res := b.Run(ctx, recs)
+	st.BatchStats = res.Stats
+	return st, res.Err
+}
+
+// errorsSink is the archiver's deadletter.Sink: the archive's errors/
+// prefix, which `streamfold archive errors` reads. Quarantining a record
+// again overwrites its object.
+type errorsSink struct{ a *Archive }
+
+func (s errorsSink) Quarantine(ctx context.Context, rec events.DynamoDBEventRecord, cause error) error {
+	return s.a.putError(ctx, newErrorRecord(rec, cause, s.a.cfg.Now().UTC()))
 }
 
 // newErrorRecord describes a poison record. SeenAt, which dates its key, is

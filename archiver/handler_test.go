@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/archiver/internal/s3mem"
+	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
@@ -101,7 +102,7 @@ func TestHandler(t *testing.T) {
 	// Once more, with the counts: a redelivery changes nothing (its files
 	// are committed already: none is written).
 	st, err := h.ArchiveRecords(ctx, batch)
-	wantSt := archiver.BatchStats{Records: len(batch), Archived: len(want), TTLRemoves: 1, SkippedNonInsert: 2, Poison: 2}
+	wantSt := archiver.BatchStats{BatchStats: deadletter.BatchStats{Records: len(batch), TTLRemoves: 1, SkippedNonInsert: 2, Poison: 2}, Archived: len(want)}
 	if err != nil || st != wantSt {
 		t.Fatalf("ArchiveRecords = %+v, %v; want %+v", st, err, wantSt)
 	}

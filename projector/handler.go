@@ -2,26 +2,25 @@ package projector
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
 // ErrPoison wraps every reason a record can never be projected (an
 // undecodable image, an unknown type, invalid data). Poison records go to
-// the dead-letter table instead of blocking the shard.
-var ErrPoison = errors.New("projector: poison record")
+// the dead-letter table instead of blocking the shard. It is
+// deadletter.ErrPoison, the one poison sentinel of every consumer.
+var ErrPoison = deadletter.ErrPoison
 
 // deadLetterPutter is where poison records go.
-type deadLetterPutter interface {
-	Put(ctx context.Context, d DeadLetter) error
-}
+type deadLetterPutter = deadletter.Putter
 
 // HandlerConfig configures a Handler.
 type HandlerConfig struct {
@@ -54,10 +53,13 @@ func NewHandler(p *Projector, dl deadLetterPutter, cfg HandlerConfig, log *slog.
 	return &Handler{proj: p, dl: dl, cfg: cfg, log: log}
 }
 
-// BatchStats counts what one batch held and what became of it.
+// BatchStats counts what one batch held and what became of it: the shared
+// decode-and-quarantine counts (Skipped counts the Step Functions events of
+// non-agent state machines) and what the projection did.
 type BatchStats struct {
-	Records, Inserts, SkippedNonInsert, TTLRemoves, NonAgent, Poison int
-	Aggregates, Changed, Unchanged, Commits, FailedAggregates        int
+	deadletter.BatchStats
+	Inserts                                                   int
+	Aggregates, Changed, Unchanged, Commits, FailedAggregates int
 	// PoisonAggregates counts aggregates whose records can never be
 	// applied (see Outcome.Poison): their records are dead-lettered.
 	PoisonAggregates int
@@ -73,14 +75,14 @@ type BatchStats struct {
 func Decode(rec events.DynamoDBEventRecord) (Input, bool, error) {
 	ev, payload, ok, err := streamimage.Event(rec)
 	if err != nil {
-		return Input{}, false, fmt.Errorf("%w: %w", ErrPoison, err)
+		return Input{}, false, fmt.Errorf("projector: %w: %w", ErrPoison, err)
 	}
 	if !ok {
 		return Input{}, false, nil
 	}
 	in, ok, err := inputFrom(ev, payload, rec.Change.SequenceNumber)
 	if err != nil {
-		return Input{}, false, fmt.Errorf("%w: %w", ErrPoison, err)
+		return Input{}, false, fmt.Errorf("projector: %w: %w", ErrPoison, err)
 	}
 	return in, ok, nil
 }
@@ -110,93 +112,58 @@ func inputFrom(ev schema.Event, payload schema.Payload, seq string) (Input, bool
 	return Input{Seq: seq, Event: ev, Payload: payload, Kind: kind}, true, nil
 }
 
-// Handle projects one batch. Poison records are dead-lettered and counted;
-// if the dead-letter write itself fails, the record counts as failed. On
-// failure it reports the lowest failed SequenceNumber as the only batch item
-// failure, so that the event source mapping re-sends it and everything after
-// it; re-sent records that were already applied change nothing.
+// Handle projects one batch through the shared decode-and-quarantine loop
+// (deadletter.Batch): poison records are dead-lettered and counted; if the
+// dead-letter write itself fails, the record counts as failed. On failure it
+// reports the lowest failed SequenceNumber as the only batch item failure,
+// so that the event source mapping re-sends it and everything after it;
+// re-sent records that were already applied change nothing.
 func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	start := time.Now()
-	st := BatchStats{Records: len(ev.Records)}
-	var inputs []Input
-	seqOf := map[string][]string{} // subject -> seqs
-	recsOf := map[string][]events.DynamoDBEventRecord{}
-	lowest := ""
-	fail := func(seq string) {
-		if lowest == "" || streamimage.CompareSeq(seq, lowest) < 0 {
-			lowest = seq
-		}
+	var st BatchStats
+	b := deadletter.Batch[Input]{
+		Decode: Decode,
+		Sink:   deadletter.TableSink{Table: h.dl, Consumer: h.cfg.Consumer, Reason: deadletter.ReasonPoison, Now: h.cfg.Now},
+		Logger: h.log,
+		Handle: func(ctx context.Context, items []deadletter.Item[Input]) (deadletter.Outcome, error) {
+			return h.project(ctx, items, &st), nil
+		},
 	}
-	for _, rec := range ev.Records {
-		in, ok, err := Decode(rec)
-		switch {
-		case err != nil:
-			st.Poison++
-			d, derr := NewDeadLetter(h.cfg.Consumer, "poison", rec, err, h.cfg.Now())
-			if derr == nil {
-				derr = h.dl.Put(ctx, d)
-			}
-			if derr != nil {
-				h.log.ErrorContext(ctx, "dead letter write failed", "seq", rec.Change.SequenceNumber, "err", derr)
-				fail(rec.Change.SequenceNumber)
-			} else {
-				h.log.WarnContext(ctx, "poison record dead-lettered", "seq", rec.Change.SequenceNumber, "event_id", rec.EventID, "err", err)
-			}
-		case !ok:
-			switch {
-			case rec.EventName != "INSERT" && streamimage.IsTTLDelete(rec):
-				st.TTLRemoves++
-			case rec.EventName != "INSERT":
-				st.SkippedNonInsert++
-			default:
-				st.NonAgent++
-			}
-		default:
-			st.Inserts++
-			inputs = append(inputs, in)
-			seqOf[in.Event.Subject] = append(seqOf[in.Event.Subject], in.Seq)
-			recsOf[in.Event.Subject] = append(recsOf[in.Event.Subject], rec)
-		}
-	}
-	st.Aggregates = len(seqOf)
-	if len(inputs) > 0 {
-		out := h.proj.Project(ctx, inputs)
-		st.Changed, st.Unchanged, st.Commits, st.FailedAggregates = out.Changed, out.Unchanged, out.Commits, len(out.Failed)
-		st.Conflicts, st.PoisonAggregates = out.Conflicts, len(out.Poison)
-		for subj, err := range out.Poison {
-			// Records that can never be applied go to the dead letters with
-			// the reason; the rest of the batch goes on.
-			for _, rec := range recsOf[subj] {
-				d, derr := NewDeadLetter(h.cfg.Consumer, "poison", rec, fmt.Errorf("%w: %w", ErrPoison, err), h.cfg.Now())
-				if derr == nil {
-					derr = h.dl.Put(ctx, d)
-				}
-				if derr != nil {
-					h.log.ErrorContext(ctx, "dead letter write failed", "seq", rec.Change.SequenceNumber, "err", derr)
-					fail(rec.Change.SequenceNumber)
-					continue
-				}
-				st.Poison++
-				h.log.WarnContext(ctx, "aggregate poisoned, record dead-lettered", "subject", subj, "seq", rec.Change.SequenceNumber, "err", err)
-			}
-		}
-		for subj, err := range out.Failed {
-			h.log.ErrorContext(ctx, "aggregate not projected", "subject", subj, "err", err)
-			for _, s := range seqOf[subj] {
-				fail(s)
-			}
-		}
-	}
-	st.LowestFailedSeq = lowest
+	res := b.Run(ctx, ev.Records)
+	st.BatchStats, st.LowestFailedSeq = res.Stats, res.Failed
 	h.log.InfoContext(ctx, "batch",
 		"records", st.Records, "inserts", st.Inserts, "skipped_non_insert", st.SkippedNonInsert,
-		"ttl_removes", st.TTLRemoves, "non_agent", st.NonAgent, "poison", st.Poison,
+		"ttl_removes", st.TTLRemoves, "non_agent", st.Skipped, "poison", st.Poison,
 		"aggregates", st.Aggregates, "changed", st.Changed, "unchanged", st.Unchanged,
 		"commits", st.Commits, "conflicts", st.Conflicts, "failed_aggregates", st.FailedAggregates, "poison_aggregates", st.PoisonAggregates,
 		"lowest_failed_seq", st.LowestFailedSeq, "ms", time.Since(start).Milliseconds())
-	var resp events.DynamoDBEventResponse
-	if lowest != "" {
-		resp.BatchItemFailures = []events.DynamoDBBatchItemFailure{{ItemIdentifier: lowest}}
+	return res.Response(), nil
+}
+
+// project folds the decoded records and says which records failed (those of
+// the aggregates not projected) and which can never be applied (those of
+// the poisoned aggregates, dead-lettered with the reason).
+func (h *Handler) project(ctx context.Context, items []deadletter.Item[Input], st *BatchStats) deadletter.Outcome {
+	inputs := make([]Input, len(items))
+	recsOf := map[string][]events.DynamoDBEventRecord{} // subject -> records
+	for i, it := range items {
+		inputs[i] = it.Value
+		recsOf[it.Value.Event.Subject] = append(recsOf[it.Value.Event.Subject], it.Record)
 	}
-	return resp, nil
+	st.Inserts, st.Aggregates = len(items), len(recsOf)
+	out := h.proj.Project(ctx, inputs)
+	st.Changed, st.Unchanged, st.Commits, st.FailedAggregates = out.Changed, out.Unchanged, out.Commits, len(out.Failed)
+	st.Conflicts, st.PoisonAggregates = out.Conflicts, len(out.Poison)
+	var res deadletter.Outcome
+	for subj, err := range out.Poison {
+		h.log.WarnContext(ctx, "aggregate poisoned, dead-lettering its records", "subject", subj, "records", len(recsOf[subj]), "err", err)
+		for _, rec := range recsOf[subj] {
+			res.Poison = append(res.Poison, deadletter.Poisoned{Record: rec, Cause: fmt.Errorf("projector: %w: %w", ErrPoison, err)})
+		}
+	}
+	for subj, err := range out.Failed {
+		h.log.ErrorContext(ctx, "aggregate not projected", "subject", subj, "err", err)
+		res.Failed = append(res.Failed, recsOf[subj]...)
+	}
+	return res
 }

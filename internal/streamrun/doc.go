@@ -33,14 +33,19 @@
 //     AFTER_SEQUENCE_NUMBER of its checkpoint, at TRIM_HORIZON when there is
 //     none. One Runner per consumer at a time (there is no lease).
 //
-//   - Failures. A handler error (or a panic, or a BatchItemFailures entry
-//     that is not a sequence number of the batch) fails the whole batch;
-//     with BisectOnError a failing batch is split in halves, each retried on
-//     its own. BatchItemFailures: the records before the lowest reported
+//   - Failures. A handler error (or a panic) fails the whole batch; with
+//     BisectOnError such a batch is split in halves, each retried on its
+//     own. BatchItemFailures: the records before the lowest reported
 //     sequence number (compared as integers) are checkpointed and the batch
-//     is retried from that record. A batch is retried MaxRetryAttempts times
-//     after its first attempt, with backoff; a retry that makes progress
-//     starts a new count.
+//     is retried from that record. An ItemIdentifier that is empty or is not
+//     a sequence number of the batch, even beside valid ones, fails the
+//     whole batch (retried from its first record, not bisected), as Lambda
+//     treats an empty, null or unknown itemIdentifier as a complete failure
+//     of the batch (AWS Lambda developer guide, "Configuring partial batch
+//     response with DynamoDB and Lambda", success and failure conditions).
+//     A batch is retried MaxRetryAttempts times after its first attempt,
+//     with jittered exponential backoff; a retry that makes progress starts
+//     a new count.
 //
 //   - Poison. When the retries are exhausted, the lowest failing record
 //     (the first of what is left of the batch) goes to OnPoison with the
@@ -60,6 +65,13 @@
 // Progress is visible through Runner.Stats and Config.Progress: batches,
 // records, retries, poisoned records and the lag of the last record handed
 // over, so a consumer that reads nothing is noticed.
+//
+// Delivery is that batching, retrying, resuming and bisecting, on its own:
+// a Runner delivers each batch it reads with one (OnFailure is OnPoison,
+// Done saves the checkpoint), and `streamfold deadletter redrive` delivers
+// the records of the batches an event source mapping gave up on with
+// another (no OnFailure: a batch that exhausts its retries is reported), so
+// both read a handler's response the same way.
 //
 // ReadRange reads one shard's records between two sequence numbers, as a
 // Lambda on-failure destination names a batch the event source mapping

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,8 +64,8 @@ func New(api StreamsAPI, cps CheckpointStore, h Handler, cfg Config) (*Runner, e
 	return &Runner{
 		api: api, cps: cps, h: h, cfg: cfg,
 		log:            cfg.Logger.With("component", "streamrun", "consumer", cfg.Consumer),
-		retryBase:      100 * time.Millisecond,
-		retryMax:       10 * time.Second,
+		retryBase:      DefaultRetryBase,
+		retryMax:       DefaultRetryMax,
 		iteratorMaxAge: 14 * time.Minute,
 		now:            time.Now,
 	}, nil
@@ -335,8 +334,7 @@ func (r *Runner) countShards(shards map[string]*shardState) {
 // backoff is jittered exponential backoff for the attempt-th failure:
 // between half and all of expBackoff(retryBase, retryMax, attempt).
 func (r *Runner) backoff(attempt int) time.Duration {
-	d := expBackoff(r.retryBase, r.retryMax, attempt)
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+	return jittered(r.retryBase, r.retryMax, attempt)
 }
 
 // expBackoff is min(ceiling, base*2^(attempt-1)), the pause after the

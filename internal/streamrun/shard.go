@@ -43,15 +43,24 @@ type worker struct {
 	gone        bool // the shard no longer exists
 	emptyPolls  int  // consecutive GetRecords that returned nothing
 	pending     []pending
+	delivery    *Delivery // hands batches to the handler
 }
 
 func (r *Runner) newWorker(s *shardState) *worker {
-	return &worker{
+	w := &worker{
 		r: r, id: s.id, closed: s.closed,
 		log:         r.log.With("shard", s.id),
 		position:    s.cp.SequenceNumber,
 		lastFetched: s.cp.SequenceNumber,
 	}
+	w.delivery = &Delivery{
+		Handler: r.h, BatchSize: r.cfg.BatchSize, MaxRetryAttempts: r.cfg.MaxRetryAttempts, BisectOnError: r.cfg.BisectOnError,
+		OnFailure: w.quarantine, Done: w.checkpoint, Backoff: r.backoff, Logger: w.log,
+		onInvoke: r.observe,
+		onRetry:  func() { r.retries.Add(1) },
+		onBisect: func() { r.bisections.Add(1) },
+	}
+	return w
 }
 
 // run reads the shard until it is done (or, with UntilCaughtUp, drained).
@@ -263,120 +272,45 @@ func (w *worker) vanished(err error) {
 	w.gone, w.iter = true, nil
 }
 
-// outcome is the result of one handler invocation.
-type outcome struct {
-	ok bool
-	// funcErr: the handler returned an error (the whole batch failed).
-	funcErr bool
-	// idx is the index in the batch of the lowest failing record.
-	idx   int
-	cause error
+// deliver hands recs to the handler until every one of them is
+// checkpointed, successfully or through OnPoison (the shard's Delivery).
+func (w *worker) deliver(ctx context.Context, recs []pending) error {
+	batch := make([]events.DynamoDBEventRecord, len(recs))
+	for i, p := range recs {
+		batch[i] = p.rec
+	}
+	_, err := w.delivery.Deliver(ctx, batch)
+	return err
 }
 
-// deliver hands recs to the handler until every one of them is
-// checkpointed, successfully or through OnPoison.
-func (w *worker) deliver(ctx context.Context, recs []pending) error {
-	cfg := &w.r.cfg
-	failures := 0
-	for len(recs) > 0 {
-		out := w.invoke(ctx, recs)
-		if out.ok {
-			return w.checkpoint(ctx, recs[len(recs)-1].seq)
-		}
+// observe counts an invocation and the lag of its last record.
+func (r *Runner) observe(recs []events.DynamoDBEventRecord) {
+	r.batches.Add(1)
+	r.records.Add(int64(len(recs)))
+	if t := recs[len(recs)-1].Change.ApproximateCreationDateTime.Time; !t.IsZero() {
+		r.lagMillis.Store(r.now().Sub(t).Milliseconds())
+	}
+}
+
+// quarantine gives a record to OnPoison (the Delivery's OnFailure).
+func (w *worker) quarantine(ctx context.Context, rec events.DynamoDBEventRecord, cause error) error {
+	seq := rec.Change.SequenceNumber
+	w.log.Error("streamrun: record exhausted its retries, sending to OnPoison", "seq", seq, "event", rec.EventID, "err", cause)
+	if err := w.r.cfg.OnPoison(ctx, rec, cause); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if out.funcErr && cfg.BisectOnError && len(recs) > 1 {
-			w.r.bisections.Add(1)
-			mid := len(recs) / 2
-			w.log.Warn("streamrun: batch failed, bisecting", "records", len(recs), "first", recs[0].seq, "err", out.cause)
-			if err := w.deliver(ctx, recs[:mid]); err != nil {
-				return err
-			}
-			recs, failures = recs[mid:], 0
-			continue
-		}
-		if out.idx > 0 {
-			if err := w.checkpoint(ctx, recs[out.idx-1].seq); err != nil {
-				return err
-			}
-			recs, failures = recs[out.idx:], 0
-		}
-		failures++
-		if failures > cfg.MaxRetryAttempts {
-			if err := w.poison(ctx, recs[0], out.cause); err != nil {
-				return err
-			}
-			recs, failures = recs[1:], 0
-			continue
-		}
-		w.r.retries.Add(1)
-		d := w.r.backoff(failures)
-		w.log.Warn("streamrun: batch failed, retrying", "records", len(recs), "first", recs[0].seq,
-			"attempt", failures, "in", d, "err", out.cause)
-		if err := sleep(ctx, d); err != nil {
-			return err
-		}
+		return fmt.Errorf("streamrun: shard %s: OnPoison for record %s: %w", w.id, seq, err)
 	}
+	w.r.poisoned.Add(1)
 	return nil
-}
-
-// invoke calls the handler once and interprets its response.
-func (w *worker) invoke(ctx context.Context, recs []pending) outcome {
-	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, len(recs))}
-	for i, p := range recs {
-		ev.Records[i] = p.rec
-	}
-	w.r.batches.Add(1)
-	w.r.records.Add(int64(len(recs)))
-	if t := recs[len(recs)-1].rec.Change.ApproximateCreationDateTime.Time; !t.IsZero() {
-		w.r.lagMillis.Store(w.r.now().Sub(t).Milliseconds())
-	}
-	resp, err := w.call(ctx, ev)
-	if err != nil {
-		return outcome{funcErr: true, cause: err}
-	}
-	if len(resp.BatchItemFailures) == 0 {
-		return outcome{ok: true}
-	}
-	index := make(map[string]int, len(recs))
-	for i, p := range recs {
-		index[p.seq] = i
-	}
-	lowest := ""
-	for _, f := range resp.BatchItemFailures {
-		id := f.ItemIdentifier
-		if _, ok := index[id]; !ok || id == "" {
-			return outcome{cause: fmt.Errorf("streamrun: handler reported item failure %q, which is not a sequence number of the batch: whole batch failed", id)}
-		}
-		if lowest == "" || streamimage.CompareSeq(id, lowest) < 0 {
-			lowest = id
-		}
-	}
-	i := index[lowest]
-	return outcome{idx: i, cause: fmt.Errorf("streamrun: handler reported record %s (event %s) as failed", lowest, recs[i].rec.EventID)}
-}
-
-// call runs the handler, turning a panic into an error.
-func (w *worker) call(ctx context.Context, ev events.DynamoDBEvent) (resp events.DynamoDBEventResponse, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("streamrun: handler panicked: %v", p)
-		}
-	}()
-	return w.r.h(ctx, ev)
 }
 
 // poison gives a record to OnPoison and checkpoints past it.
 func (w *worker) poison(ctx context.Context, p pending, cause error) error {
-	w.log.Error("streamrun: record exhausted its retries, sending to OnPoison", "seq", p.seq, "event", p.rec.EventID, "err", cause)
-	if err := w.r.cfg.OnPoison(ctx, p.rec, cause); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("streamrun: shard %s: OnPoison for record %s: %w", w.id, p.seq, err)
+	if err := w.quarantine(ctx, p.rec, cause); err != nil {
+		return err
 	}
-	w.r.poisoned.Add(1)
 	return w.checkpoint(ctx, p.seq)
 }
 
