@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -144,7 +145,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 		}
 	}
 	if sub == "redrive" {
-		return runRedrive(ctx, env, fs.Args(), clients.Streams, clients.S3, handle, *consumer, *dryRun)
+		return runRedrive(ctx, env, fs.Args(), clients.Streams, clients.S3, handle, *consumer, *dryRun, log)
 	}
 	letters, err := stack.dl.List(ctx, *consumer)
 	if err != nil {
@@ -153,7 +154,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	if sub == "list" {
 		return printDeadLetters(env, letters, *consumer, n.Table(schema.TableDeadLetters), *asJSON,
 			[]string{"SEQUENCE", "EVENT_ID", "STATUS", "REASON", "ERROR"},
-			func(d projector.DeadLetter) []string {
+			func(d deadletter.Letter) []string {
 				return []string{d.SequenceNumber, d.EventID, d.Status, d.Reason, d.Error}
 			})
 	}
@@ -164,7 +165,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	res := replayResult{StillPoison: []string{}, Failed: []string{}}
 	for _, d := range letters {
-		if d.Status != "quarantined" {
+		if d.Status != deadletter.StatusQuarantined {
 			continue
 		}
 		rec, err := d.LambdaRecord()
@@ -201,10 +202,10 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 
 // printDeadLetters prints "deadletter list": the letters as JSON (an empty
 // array, never null), or a table of the given columns and a count line.
-func printDeadLetters(env *cliEnv, letters []projector.DeadLetter, consumer, table string, asJSON bool, cols []string, row func(projector.DeadLetter) []string) int {
+func printDeadLetters(env *cliEnv, letters []deadletter.Letter, consumer, table string, asJSON bool, cols []string, row func(deadletter.Letter) []string) int {
 	if asJSON {
 		if letters == nil {
-			letters = []projector.DeadLetter{}
+			letters = []deadletter.Letter{}
 		}
 		if err := writeJSON(env.stdout, letters); err != nil {
 			return errorf(env, exitRuntime, "deadletter: %v", err)

@@ -11,15 +11,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/streamfold/streamfold/ingest"
-	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/schema"
 )
 
 // ingestDeadLetters is what `deadletter list|replay --consumer ingest`
-// needs of *projector.DeadLetters.
+// needs of *deadletter.Table.
 type ingestDeadLetters interface {
-	List(ctx context.Context, consumer string) ([]projector.DeadLetter, error)
-	MarkReplayed(ctx context.Context, d projector.DeadLetter) error
+	List(ctx context.Context, consumer string) ([]deadletter.Letter, error)
+	MarkReplayed(ctx context.Context, d deadletter.Letter) error
 }
 
 // ingestReplayed is what replay did with one ingest dead letter.
@@ -44,7 +44,7 @@ type ingestReplayResult struct {
 }
 
 func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dynamodb.Client, n schema.Naming, tags ingest.TagSource, asJSON bool, log *slog.Logger) int {
-	dl := projector.NewDeadLetters(ddb, n.Table(schema.TableDeadLetters))
+	dl := deadletter.NewTable(ddb, n.Table(schema.TableDeadLetters))
 	letters, err := dl.List(ctx, ingest.DeadLetterConsumer)
 	if err != nil {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
@@ -52,7 +52,7 @@ func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dyn
 	if sub == "list" {
 		return printDeadLetters(env, letters, ingest.DeadLetterConsumer, n.Table(schema.TableDeadLetters), asJSON,
 			[]string{"POSITION", "STATUS", "REASON", "ERROR"},
-			func(d projector.DeadLetter) []string { return []string{d.Position, d.Status, d.Reason, d.Error} })
+			func(d deadletter.Letter) []string { return []string{d.Position, d.Status, d.Reason, d.Error} })
 	}
 	app, err := ingest.NewAppender(ddb, ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
 	if err != nil {
@@ -76,10 +76,10 @@ func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dyn
 // tags (nil: none). Entries the adapter handles are marked replayed; a
 // permanent error leaves the entry quarantined (StillPoison), a transient
 // one is Failed.
-func replayIngest(ctx context.Context, letters []projector.DeadLetter, app ingest.EventAppender, tags ingest.TagSource, dl ingestDeadLetters, log *slog.Logger) ingestReplayResult {
+func replayIngest(ctx context.Context, letters []deadletter.Letter, app ingest.EventAppender, tags ingest.TagSource, dl ingestDeadLetters, log *slog.Logger) ingestReplayResult {
 	res := ingestReplayResult{StillPoison: []string{}, Failed: []string{}, Results: []ingestReplayed{}}
 	for _, d := range letters {
-		if d.Status != "quarantined" {
+		if d.Status != deadletter.StatusQuarantined {
 			continue
 		}
 		r := ingestReplayed{Position: d.Position, EventID: d.EventID}
@@ -106,7 +106,7 @@ func replayIngest(ctx context.Context, letters []projector.DeadLetter, app inges
 }
 
 // replayOne runs one dead letter's event through the adapter.
-func replayOne(ctx context.Context, d projector.DeadLetter, app ingest.EventAppender, tags ingest.TagSource, log *slog.Logger) (ingest.AdapterOutcome, error) {
+func replayOne(ctx context.Context, d deadletter.Letter, app ingest.EventAppender, tags ingest.TagSource, log *slog.Logger) (ingest.AdapterOutcome, error) {
 	rec, err := ingest.ParseStepFunctionsDeadLetter(d.Record)
 	if err != nil {
 		return 0, permanent{err}

@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -267,7 +267,7 @@ func s3Batches(ctx context.Context, api objectsAPI, bucket, key string) ([]faile
 
 // runRedrive is `deadletter redrive`: args holds FILE, "-" or an s3:// URI
 // of an object or a prefix.
-func runRedrive(ctx context.Context, env *cliEnv, args []string, streams streamrun.StreamsAPI, objects objectsAPI, handle streamrun.Handler, consumer string, dryRun bool) int {
+func runRedrive(ctx context.Context, env *cliEnv, args []string, streams streamrun.StreamsAPI, objects objectsAPI, handle streamrun.Handler, consumer string, dryRun bool, log *slog.Logger) int {
 	if len(args) != 1 {
 		return errorf(env, exitUsage, "deadletter redrive: want one argument, the on-failure records: a file (- for standard input) or s3://BUCKET/KEY or s3://BUCKET/PREFIX/, got %d", len(args))
 	}
@@ -299,7 +299,7 @@ func runRedrive(ctx context.Context, env *cliEnv, args []string, streams streamr
 			return errorf(env, exitUsage, "deadletter redrive: %s: the batch failed in function %s, not in the %s (--consumer %s); redrive it with the --consumer of that function", b.Where, b.Function, consumer, consumer)
 		}
 	}
-	res := redrive(ctx, streams, handle, consumer, batches, dryRun)
+	res := redrive(ctx, streams, handle, consumer, batches, dryRun, log)
 	if err := writeJSON(env.stdout, res); err != nil {
 		return errorf(env, exitRuntime, "deadletter redrive: %v", err)
 	}
@@ -350,19 +350,25 @@ type redriveTotals struct {
 	Failed     int `json:"failed"`
 }
 
-// redriveChunk is how many records go to the handler at once (the event
-// source mapping's default batch size).
-const redriveChunk = 100
-
-// redriveAttempts bounds the handler calls per chunk: a chunk that still
-// reports a failure after them fails the batch.
+// redriveAttempts bounds the handler calls per batch of records (its first
+// attempt and its retries; a retry that makes progress starts a new
+// count): a batch that still fails after them fails its on-failure batch.
 const redriveAttempts = 5
+
+// redriveDelivery hands records to the consumer's handler as the event
+// source mapping would (streamrun.Delivery, the runner's delivery): in
+// batches of the mapping's default size, resuming at the lowest record the
+// handler reports failed, retrying with the runner's backoff. There is no
+// on-failure destination: a batch that exhausts its attempts stops the
+// redrive of its on-failure batch, which is reported "failed".
+func redriveDelivery(handle streamrun.Handler, log *slog.Logger) *streamrun.Delivery {
+	return &streamrun.Delivery{Handler: handle, BatchSize: streamrun.DefaultBatchSize, MaxRetryAttempts: redriveAttempts - 1, Logger: log}
+}
 
 // redrive takes each batch's records from its on-failure record (S3) or
 // reads them from the stream (SQS/SNS) and hands them to the consumer's
-// handler, in chunks, resuming a chunk at the record it reports
-// failed, as the event source mapping would.
-func redrive(ctx context.Context, streams streamrun.StreamsAPI, handle streamrun.Handler, consumer string, batches []failedBatch, dryRun bool) redriveResult {
+// handler with redriveDelivery, as the event source mapping would.
+func redrive(ctx context.Context, streams streamrun.StreamsAPI, handle streamrun.Handler, consumer string, batches []failedBatch, dryRun bool, log *slog.Logger) redriveResult {
 	res := redriveResult{Consumer: consumer, DryRun: dryRun, Batches: []redriveBatch{}}
 	for _, b := range batches {
 		rb := redriveBatch{Where: b.Where, Shard: b.Range.ShardID, Start: b.Range.Start, End: b.Range.End, BatchSize: b.BatchSize, Source: "stream"}
@@ -389,7 +395,7 @@ func redrive(ctx context.Context, streams streamrun.StreamsAPI, handle streamrun
 				rb.Outcome, rb.Error = "incomplete", err.Error()
 			}
 		default:
-			n, herr := handleAll(ctx, handle, recs)
+			n, herr := redriveDelivery(handle, log).Deliver(ctx, recs)
 			rb.Redriven = n
 			switch {
 			case herr != nil:
@@ -414,54 +420,4 @@ func redrive(ctx context.Context, streams streamrun.StreamsAPI, handle streamrun
 		res.Batches = append(res.Batches, rb)
 	}
 	return res
-}
-
-// handleAll hands recs to handle in chunks and returns how many were
-// handled; a chunk is resumed at the record the handler reports failed, up
-// to redriveAttempts calls per chunk.
-func handleAll(ctx context.Context, handle streamrun.Handler, recs []events.DynamoDBEventRecord) (int, error) {
-	done := 0
-	for done < len(recs) {
-		chunk := recs[done:min(done+redriveChunk, len(recs))]
-		var lastErr error
-		for attempt := 1; ; attempt++ {
-			resp, err := handle(ctx, events.DynamoDBEvent{Records: chunk})
-			failedAt := -1
-			if err == nil && len(resp.BatchItemFailures) > 0 {
-				failedAt = indexOfSeq(chunk, resp.BatchItemFailures)
-				err = fmt.Errorf("the handler reported record %s failed", chunk[max(failedAt, 0)].Change.SequenceNumber)
-			}
-			if err == nil {
-				done += len(chunk)
-				break
-			}
-			lastErr = err
-			if failedAt > 0 {
-				done += failedAt
-				chunk = chunk[failedAt:]
-			}
-			if attempt >= redriveAttempts || ctx.Err() != nil {
-				return done, fmt.Errorf("after %d attempts: %w", attempt, lastErr)
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
-			}
-		}
-	}
-	return done, nil
-}
-
-// indexOfSeq returns the position in chunk of the lowest reported failure,
-// 0 when none matches (the whole chunk again, as Lambda does).
-func indexOfSeq(chunk []events.DynamoDBEventRecord, failures []events.DynamoDBBatchItemFailure) int {
-	best := -1
-	for _, f := range failures {
-		for i, r := range chunk {
-			if r.Change.SequenceNumber == f.ItemIdentifier && (best < 0 || i < best) {
-				best = i
-			}
-		}
-	}
-	return max(best, 0)
 }

@@ -4,16 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/streamrun"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -255,4 +260,70 @@ func keys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestRedriveDelivery: redrive hands the records to the handler with the
+// runner's event-source-mapping delivery (streamrun.Delivery): in batches
+// of 100, resuming at the lowest record the handler reports failed; an
+// ItemIdentifier that is not in the batch fails the whole batch, retried
+// from its first record; a batch still failing after redriveAttempts
+// attempts fails its on-failure batch, counting what was redriven before.
+func TestRedriveDelivery(t *testing.T) {
+	recs := make([]events.DynamoDBEventRecord, 150)
+	for i := range recs {
+		recs[i].Change.SequenceNumber = strconv.Itoa(1000 + i)
+	}
+	batch := []failedBatch{{Where: "value 1", Records: recs, Range: streamrun.Range{ShardID: "s", Start: "1000", End: "1149"}}}
+	tests := []struct {
+		name         string
+		respond      func(call int, first string) events.DynamoDBEventResponse
+		wantOutcome  string
+		wantRedriven int
+		wantFirsts   []string // the first record of each call
+	}{
+		{"resumes at the reported record", func(call int, _ string) events.DynamoDBEventResponse {
+			if call == 0 {
+				return itemFailures("1040", "1060")
+			}
+			return events.DynamoDBEventResponse{}
+		}, "redriven", 150, []string{"1000", "1040", "1100"}},
+		{"an unknown item fails the whole batch", func(call int, _ string) events.DynamoDBEventResponse {
+			if call == 0 {
+				return itemFailures("1040", "999")
+			}
+			return events.DynamoDBEventResponse{}
+		}, "redriven", 150, []string{"1000", "1000", "1100"}},
+		{"attempts exhausted", func(_ int, first string) events.DynamoDBEventResponse {
+			if first >= "1100" {
+				return itemFailures("1120")
+			}
+			return events.DynamoDBEventResponse{}
+		}, "failed", 120, []string{"1000", "1100", "1120", "1120", "1120", "1120"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var firsts []string
+			handle := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+				first := ev.Records[0].Change.SequenceNumber
+				firsts = append(firsts, first)
+				return tt.respond(len(firsts)-1, first), nil
+			}
+			res := redrive(context.Background(), nil, handle, "projector", batch, false, slog.New(slog.DiscardHandler))
+			b := res.Batches[0]
+			if b.Outcome != tt.wantOutcome || b.Redriven != tt.wantRedriven || b.Source != "payload" || !slices.Equal(firsts, tt.wantFirsts) {
+				t.Fatalf("batch %+v after calls starting at %v; want %s, %d redriven, calls starting at %v", b, firsts, tt.wantOutcome, tt.wantRedriven, tt.wantFirsts)
+			}
+			if tt.wantOutcome == "failed" && !strings.Contains(b.Error, "after 5 attempts") {
+				t.Fatalf("error %q does not say how often it was tried", b.Error)
+			}
+		})
+	}
+}
+
+func itemFailures(ids ...string) events.DynamoDBEventResponse {
+	var resp events.DynamoDBEventResponse
+	for _, id := range ids {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: id})
+	}
+	return resp
 }
