@@ -195,10 +195,9 @@ func (a *Archive) Compact(ctx context.Context, table, date string, opts CompactO
 	if err != nil {
 		return st, err
 	}
-	written := m.written
+	written := m.keys()
 	st.Rows, st.Duplicates, st.OutputBytes, st.Outputs = m.rows, m.dups, m.bytes, len(written)
 
-	inURIs, outURIs := uris(a.l, inputs), uris(a.l, written)
 	err = a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
 		// The plan's files are the table's while no other commit came
 		// between: plan again only on a newer snapshot.
@@ -216,15 +215,22 @@ func (a *Archive) Compact(ctx context.Context, table, date string, opts CompactO
 				}
 			}
 		}
-		for _, in := range inputs {
-			if _, ok := files[in]; !ok {
+		del := make([]iceberg.DataFile, len(inputs))
+		for j, in := range inputs {
+			df, ok := files[in]
+			if !ok {
 				return false, fmt.Errorf("%w: %s is no longer in the table", ErrCompactionConflict, in)
 			}
+			del[j] = df
 		}
-		st.ObjectsAfter = len(files) - len(inputs) + len(outURIs)
+		add, err := dataFiles(a.l, t, m.files)
+		if err != nil {
+			return false, err
+		}
+		st.ObjectsAfter = len(files) - len(inputs) + len(add)
 		tx := t.NewTransaction()
 		props := iceberg.Properties{"streamfold.operation": "compact", "streamfold.duplicates": strconv.Itoa(st.Duplicates)}
-		if err := tx.ReplaceDataFiles(ctx, inURIs, outURIs, props); err != nil {
+		if err := tx.ReplaceDataFilesWithDataFiles(ctx, del, add, props); err != nil {
 			return false, err
 		}
 		_, err = tx.Commit(ctx)

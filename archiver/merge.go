@@ -9,9 +9,18 @@ import (
 
 // merged is what mergeGroups wrote.
 type merged struct {
-	written    []string // the outputs with rows, in order
+	files      []writtenFile // the outputs with rows, in order
 	rows, dups int
 	bytes      int64
+}
+
+// keys returns the keys of the outputs written, in order.
+func (m merged) keys() []string {
+	out := make([]string, len(m.files))
+	for i, f := range m.files {
+		out[i] = f.key
+	}
+	return out
 }
 
 // mergeGroups merges each group of input files into its output (mergeInto),
@@ -20,15 +29,15 @@ type merged struct {
 func (a *Archive) mergeGroups(ctx context.Context, table string, groups [][]string, outputs []string, seen map[string]bool) (merged, error) {
 	var m merged
 	for n, g := range groups {
-		rows, dups, size, err := a.mergeInto(ctx, table, g, outputs[n], seen)
+		rows, dups, out, err := a.mergeInto(ctx, table, g, outputs[n], seen)
 		if err != nil {
 			return m, err
 		}
 		m.rows += rows
 		m.dups += dups
 		if rows > 0 {
-			m.bytes += size
-			m.written = append(m.written, outputs[n])
+			m.bytes += out.size
+			m.files = append(m.files, out)
 		}
 	}
 	return m, nil
@@ -37,8 +46,8 @@ func (a *Archive) mergeGroups(ctx context.Context, table string, groups [][]stri
 // mergeInto merges the records of the input objects into one output object
 // in (event time, sequence) order, dropping any (subject, event id) in seen
 // and adding the others to it. It returns the rows written, the duplicates
-// dropped and the output size; with no rows it writes nothing.
-func (a *Archive) mergeInto(ctx context.Context, table string, inputs []string, out string, seen map[string]bool) (rows, dups int, size int64, err error) {
+// dropped and the output file; with no rows it writes nothing.
+func (a *Archive) mergeInto(ctx context.Context, table string, inputs []string, out string, seen map[string]bool) (rows, dups int, _ writtenFile, err error) {
 	bodies := make([][]byte, len(inputs))
 	err = forEach(ctx, len(inputs), a.cfg.Concurrency, func(ctx context.Context, i int) error {
 		obj, err := a.get(ctx, inputs[i])
@@ -46,17 +55,17 @@ func (a *Archive) mergeInto(ctx context.Context, table string, inputs []string, 
 		return err
 	})
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, writtenFile{}, err
 	}
 	h := &mergeHeap{}
 	for i, b := range bodies {
 		d, err := newDecoder(bytes.NewReader(b), int64(len(b)))
 		if err != nil {
-			return 0, 0, 0, fmt.Errorf("archiver: compact %s: %w", inputs[i], err)
+			return 0, 0, writtenFile{}, fmt.Errorf("archiver: compact %s: %w", inputs[i], err)
 		}
 		defer d.close()
 		if err := h.pushNext(d); err != nil {
-			return 0, 0, 0, fmt.Errorf("archiver: compact %s: %w", inputs[i], err)
+			return 0, 0, writtenFile{}, fmt.Errorf("archiver: compact %s: %w", inputs[i], err)
 		}
 	}
 	var buf bytes.Buffer
@@ -64,7 +73,7 @@ func (a *Archive) mergeInto(ctx context.Context, table string, inputs []string, 
 	opts.Compression = a.cfg.CompactCompression
 	enc, err := newEncoder(&buf, table, opts)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, writtenFile{}, err
 	}
 	for h.Len() > 0 {
 		it := heap.Pop(h).(mergeItem)
@@ -74,24 +83,28 @@ func (a *Archive) mergeInto(ctx context.Context, table string, inputs []string, 
 		} else {
 			seen[id] = true
 			if err := enc.write(&it.rec); err != nil {
-				return 0, 0, 0, err
+				return 0, 0, writtenFile{}, err
 			}
 			rows++
 		}
 		if err := h.pushNext(it.d); err != nil {
-			return 0, 0, 0, err
+			return 0, 0, writtenFile{}, err
 		}
 	}
 	if err := enc.close(); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, writtenFile{}, err
 	}
 	if rows == 0 {
-		return 0, dups, 0, nil
+		return 0, dups, writtenFile{}, nil
+	}
+	f, err := newWrittenFile(out, buf.Bytes())
+	if err != nil {
+		return 0, 0, writtenFile{}, err
 	}
 	if _, err := a.put(ctx, out, buf.Bytes(), "application/vnd.apache.parquet", putCond{}); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, writtenFile{}, err
 	}
-	return rows, dups, int64(buf.Len()), nil
+	return rows, dups, f, nil
 }
 
 type mergeItem struct {

@@ -38,7 +38,7 @@ import (
 //     and none whose (subject, event id) the table's partition holds
 //     already, into PREFIX/<table>/data/event_date=D/migrated-H-<n>.parquet,
 //     split as compaction does (groups of inputs of up to the target size);
-//  4. commit those files in one Iceberg snapshot (AddFiles), retried on
+//  4. commit those files in one Iceberg snapshot (AddDataFiles), retried on
 //     conflicts like every commit of the archive;
 //  5. write the marker; with DeleteOld, delete the listed objects and then
 //     the manifest (only now: the commit is done).
@@ -352,11 +352,10 @@ func (a *Archive) migratePartition(ctx context.Context, table, date string, opts
 	if err != nil {
 		return p, err
 	}
-	written := m.written
+	written := m.keys()
 	p.Records, p.Duplicates, p.Bytes, p.Files = p.Records+m.rows, p.Duplicates+m.dups, p.Bytes+m.bytes, len(written)
 
 	if len(written) > 0 {
-		add := uris(a.l, written)
 		err = a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
 			files, err := a.lake.dataFiles(ctx, t, []string{date})
 			if err != nil {
@@ -370,6 +369,10 @@ func (a *Archive) migratePartition(ctx context.Context, table, date string, opts
 					return false, conflict(table, date, id, p.ID)
 				}
 			}
+			add, err := dataFiles(a.l, t, m.files)
+			if err != nil {
+				return false, err
+			}
 			tx := t.NewTransaction()
 			props := iceberg.Properties{
 				"streamfold.operation":    "migrate",
@@ -377,7 +380,7 @@ func (a *Archive) migratePartition(ctx context.Context, table, date string, opts
 				"streamfold.partition":    partition(date),
 				"streamfold.records":      strconv.Itoa(p.Records),
 			}
-			if err := tx.AddFiles(ctx, add, props, true); err != nil {
+			if err := tx.AddDataFiles(ctx, add, props, icetable.WithoutDuplicateCheck()); err != nil {
 				return false, err
 			}
 			_, err = tx.Commit(ctx)

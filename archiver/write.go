@@ -140,8 +140,7 @@ func (a *Archive) commitGroups(ctx context.Context, table string, groups []*grou
 		keys[i] = a.l.batchKey(table, g.date, g.firstSeq(), g.lastSeq())
 		dates = append(dates, g.date)
 	}
-	written := make([]bool, len(groups))
-	sizes := make([]int64, len(groups))
+	written := make([]*writtenFile, len(groups))
 	err := a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
 		files, err := a.lake.dataFiles(ctx, t, dates)
 		if err != nil {
@@ -170,41 +169,49 @@ func (a *Archive) commitGroups(ctx context.Context, table string, groups []*grou
 		}
 		err = forEach(ctx, len(todo), a.cfg.Concurrency, func(ctx context.Context, j int) error {
 			i := todo[j]
-			if written[i] {
+			if written[i] != nil {
 				return nil
 			}
 			var buf bytes.Buffer
 			if err := Encode(&buf, table, groups[i].recs, a.cfg.encodeOptions()); err != nil {
 				return err
 			}
+			f, err := newWrittenFile(keys[i], buf.Bytes())
+			if err != nil {
+				return err
+			}
 			if _, err := a.put(ctx, keys[i], buf.Bytes(), "application/vnd.apache.parquet", putCond{}); err != nil {
 				return err
 			}
-			written[i], sizes[i] = true, int64(buf.Len())
+			written[i] = &f
 			return nil
 		})
 		if err != nil {
 			return false, err
 		}
-		add := make([]string, len(todo))
+		adding := make([]writtenFile, len(todo))
 		for j, i := range todo {
-			add[j] = a.l.uri(keys[i])
+			adding[j] = *written[i]
 			st.Objects++
-			st.Bytes += sizes[i]
+			st.Bytes += written[i].size
 		}
-		del := make([]string, len(replace))
+		add, err := dataFiles(a.l, t, adding)
+		if err != nil {
+			return false, err
+		}
+		del := make([]iceberg.DataFile, len(replace))
 		for j, k := range replace {
-			del[j] = a.l.uri(k)
+			del[j] = files[k]
 		}
 		props := iceberg.Properties{"streamfold.operation": "batch", "streamfold.records": strconv.Itoa(st.Records - st.Skipped)}
 		tx := t.NewTransaction()
 		if len(del) == 0 {
 			// The duplicate check scans every manifest; ours above read
 			// only these dates' partitions.
-			err = tx.AddFiles(ctx, add, props, true)
+			err = tx.AddDataFiles(ctx, add, props, icetable.WithoutDuplicateCheck())
 		} else {
 			props["streamfold.replaced"] = strconv.Itoa(len(del))
-			err = tx.ReplaceDataFiles(ctx, del, add, props)
+			err = tx.ReplaceDataFilesWithDataFiles(ctx, del, add, props)
 		}
 		if err == nil {
 			_, err = tx.Commit(ctx)
