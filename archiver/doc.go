@@ -5,10 +5,12 @@
 //
 // # Tables
 //
-// One table per source (Tables, TableFor): agent_executions
+// One table per source domain (Tables, TableFor): agent_executions
 // (aws.states.execution_status_change), album_workflow (album.*),
 // github_jobs (github.workflow_job.*, runson.runner.*, github.deployment.*)
-// and messages (rez.message.*). Every row holds the envelope (event_id,
+// and messages (rez.message.*). Each table is declared in its own file,
+// table_<domain>.go, for the schema.Domain whose events it holds; TableFor
+// routes an event type to the table of its domain. Every row holds the envelope (event_id,
 // event_type, subject, source, event_time, recorded_at), typed columns
 // taken from the payload for filtering and aggregation, the raw event data
 // JSON byte for byte (data) and the stream position (stream_sequence,
