@@ -1,6 +1,10 @@
 package archiver
 
-import "github.com/streamfold/streamfold/schema"
+import (
+	"strings"
+
+	"github.com/streamfold/streamfold/schema"
+)
 
 // TableMessages holds schema.DomainMessages: rez.message.*.
 const TableMessages = "messages"
@@ -13,7 +17,7 @@ var messageCols = []colDef{
 	payloadCol("message_id", TypeString, "message id (UUID)", false, func(p msgP) any { return optStr(p.MessageID) }),
 	payloadCol("stage", TypeString, "dev, stage or prod", true, func(p msgP) any { return optStr(p.Stage) }),
 	payloadCol("message_type", TypeString, "message type (created)", true, func(p msgP) any { return optStr(p.MessageType) }),
-	anyCol("status", TypeString, "status the event moves the message to: created, queued, processing, completed, failed", true, func(s *source) any {
+	anyCol("status", TypeString, "status the event moves the message to: "+strings.Join(schema.Statuses(schema.AggregateMessage), ", "), true, func(s *source) any {
 		status, ok := schema.StatusOf(s.rec.Event.Type)
 		if !ok {
 			return nil

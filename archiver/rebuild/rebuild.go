@@ -39,11 +39,7 @@ type TargetAPI interface {
 // FreshTables are the logical tables PrepareFresh requires to be empty: the
 // event table, the aggregate states and every projection table. Dead
 // letters and checkpoints are bookkeeping of a consumer, not projections.
-var FreshTables = []string{
-	schema.TableEvents, schema.TableAggregates,
-	schema.TableExecutions, schema.TableWorkflows, schema.TableWorkflowJobs, schema.TableWorkflowRuns,
-	schema.TableDeployments, schema.TableMessages, schema.TableMetrics,
-}
+var FreshTables = append([]string{schema.TableEvents, schema.TableAggregates}, schema.ProjectionTables()...)
 
 // PrepareFresh creates every table of target that does not exist yet
 // (provision.Ensure) and checks that FreshTables hold no item. When one

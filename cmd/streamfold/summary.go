@@ -2,13 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"slices"
 	"sort"
-	"strconv"
 	"text/tabwriter"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -63,8 +65,7 @@ func runProjectionSummary(ctx context.Context, env *cliEnv, args []string) int {
 		return errorf(env, exitRuntime, "summary: %v", err)
 	}
 	sum := projectionSummary{Items: map[string]int64{}}
-	for _, t := range []string{schema.TableEvents, schema.TableExecutions, schema.TableWorkflows, schema.TableWorkflowJobs,
-		schema.TableWorkflowRuns, schema.TableDeployments, schema.TableMessages, schema.TableMetrics, schema.TableDeadLetters} {
+	for _, t := range slices.Concat([]string{schema.TableEvents}, schema.ProjectionTables(), []string{schema.TableDeadLetters}) {
 		var count int64
 		p := dynamodb.NewScanPaginator(c.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(n.Table(t)), Select: types.SelectCount})
 		for p.HasMorePages() {
@@ -127,18 +128,16 @@ func runProjectionSummary(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 // metricsFromItem reads a daily metrics row (averages are maintained by the
-// projector from its exact sums; see projector.DeriveRow).
+// projector from its exact sums; see projector.DeriveRow). An attribute
+// that is absent or not a number reads as 0.
 func metricsFromItem(it map[string]types.AttributeValue) metricsRow {
-	num := func(k string) float64 {
-		if v, ok := it[k].(*types.AttributeValueMemberN); ok {
-			f, _ := strconv.ParseFloat(v.Value, 64)
-			return f
-		}
-		return 0
+	var m schema.WorkflowMetricsItem
+	_ = attributevalue.UnmarshalMap(it, &m)
+	num := func(n json.Number) float64 {
+		f, _ := n.Float64()
+		return f
 	}
-	r := metricsRow{Date: str(it["date"]), WorkflowType: str(it["workflowType"]),
-		ExecutionCount: int64(num("executionCount")), SuccessCount: int64(num("successCount")), FailureCount: int64(num("failureCount")),
-		TotalCost: num("totalCost")}
-	r.AvgDurationMs, r.AvgCostPerExecution = num("avgDurationMs"), num("avgCostPerExecution")
-	return r
+	return metricsRow{Date: m.Date, WorkflowType: m.WorkflowType,
+		ExecutionCount: int64(num(m.ExecutionCount)), SuccessCount: int64(num(m.SuccessCount)), FailureCount: int64(num(m.FailureCount)),
+		TotalCost: num(m.TotalCost), AvgDurationMs: num(m.AvgDurationMs), AvgCostPerExecution: num(m.AvgCostPerExecution)}
 }
