@@ -17,6 +17,9 @@ func init() { registerFold(KindMessage, func() Aggregate { return &MessageState{
 // processing < completed | failed.
 var messageStatuses = precedenceOf(KindMessage)
 
+// messageLifecycle is the messages' lifecycle as schema declares it.
+var messageLifecycle = func() schema.Lifecycle { a, _ := schema.AggregateOf(schema.AggregateMessage); return a.Lifecycle }()
+
 // messageStatusList is every status, in precedence order (the counters of a
 // message metrics row).
 var messageStatusList = schema.Statuses(schema.AggregateMessage)
@@ -87,9 +90,10 @@ func (m *MessageState) createdDate() time.Time {
 	return m.FirstAt
 }
 
-// terminal reports whether the message has completed or failed.
+// terminal reports whether the message reached a final status (completed
+// or failed: the lifecycle's highest rank).
 func (m *MessageState) terminal() bool {
-	return m.Status.Known() && (m.Status.V == "completed" || m.Status.V == "failed")
+	return m.Status.Known() && messageLifecycle.Terminal(m.Status.V)
 }
 
 // Items returns the seed 004 messages item. payload is the JSON object as a

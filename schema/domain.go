@@ -54,6 +54,13 @@ func (l Lifecycle) Rank(status string) (int, bool) {
 	return 0, false
 }
 
+// Terminal reports whether a status is final: of the lifecycle's highest
+// rank, which no later status can leave.
+func (l Lifecycle) Terminal(status string) bool {
+	r, ok := l.Rank(status)
+	return ok && len(l) > 0 && r == l[len(l)-1].Rank
+}
+
 // Aggregate describes one kind of subject a domain's events fold into.
 type Aggregate struct {
 	// Kind names the aggregate ("message"); it is the projector's
