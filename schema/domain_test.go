@@ -41,8 +41,8 @@ func TestRegistry(t *testing.T) {
 	if !slices.Equal(types, schema.Types()) {
 		t.Errorf("domains declare %v, Types() lists %v", types, schema.Types())
 	}
-	if got, want := schema.MessageStatuses(), []string{"created", "queued", "processing", "completed", "failed"}; !slices.Equal(got, want) {
-		t.Errorf("MessageStatuses = %v, want %v", got, want)
+	if a, _ := schema.AggregateOf(schema.AggregateMessage); !slices.Equal(schema.MessageStatuses(), a.Lifecycle.Names()) {
+		t.Errorf("MessageStatuses = %v, the lifecycle says %v", schema.MessageStatuses(), a.Lifecycle.Names())
 	}
 	if got := schema.ProjectionTables(); !slices.Contains(got, schema.TableMetrics) || slices.Contains(got, schema.TableEvents) || slices.Contains(got, schema.TableAggregates) {
 		t.Errorf("ProjectionTables = %v", got)
