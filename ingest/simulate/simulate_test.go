@@ -614,17 +614,22 @@ func testRealism(t *testing.T, cfg simulate.Config) {
 			if !strings.HasPrefix(subject, "messages/") {
 				continue
 			}
-			rank := map[string]int{schema.TypeMessageCreated: 0, schema.TypeMessageQueued: 1, schema.TypeMessageProcessing: 2, schema.TypeMessageCompleted: 3, schema.TypeMessageFailed: 3}
+			lifecycle, _ := schema.AggregateOf(schema.AggregateMessage)
+			rank := func(eventType string) int {
+				st, _ := schema.StatusOf(eventType)
+				r, _ := lifecycle.Lifecycle.Rank(st)
+				return r
+			}
 			lastRank, lastRetry := -1, -1
 			for i, e := range list {
 				p := decode(e).(*schema.MessageEvent)
 				if e.Source != "rez_agent/"+p.Stage {
 					t.Fatalf("%s: source %q for stage %q", subject, e.Source, p.Stage)
 				}
-				if rank[e.Type] < lastRank {
+				if rank(e.Type) < lastRank {
 					t.Fatalf("%s: %s after a later state", subject, e.Type)
 				}
-				lastRank = rank[e.Type]
+				lastRank = rank(e.Type)
 				if e.Type == schema.TypeMessageProcessing {
 					if i == 0 && cfg.Order == simulate.OrderTime {
 						lastRetry = *p.RetryCount - 1 // the message began before the slice
