@@ -1,6 +1,7 @@
 package archiver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -89,21 +90,13 @@ func (c Config) encodeOptions() EncodeOptions {
 }
 
 func (c *Config) setDefaults() {
-	if c.TargetObjectBytes == 0 {
-		c.TargetObjectBytes = DefaultTargetObjectBytes
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
-	}
-	if c.Namespace == "" {
-		c.Namespace = DefaultNamespace
-	}
+	c.TargetObjectBytes = cmp.Or(c.TargetObjectBytes, DefaultTargetObjectBytes)
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
+	c.Namespace = cmp.Or(c.Namespace, DefaultNamespace)
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.CompactCompression == "" {
-		c.CompactCompression = "zstd-better"
-	}
+	c.CompactCompression = cmp.Or(c.CompactCompression, "zstd-better")
 }
 
 // Archive is the Parquet archive in one bucket and prefix. It is safe for

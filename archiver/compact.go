@@ -1,6 +1,7 @@
 package archiver
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -145,12 +146,8 @@ func (a *Archive) Compact(ctx context.Context, table, date string, opts CompactO
 	if err := opts.Validate(); err != nil {
 		return st, err
 	}
-	if opts.TargetObjectBytes == 0 {
-		opts.TargetObjectBytes = a.cfg.TargetObjectBytes
-	}
-	if opts.MinAge == 0 {
-		opts.MinAge = DefaultCompactMinAge
-	}
+	opts.TargetObjectBytes = cmp.Or(opts.TargetObjectBytes, a.cfg.TargetObjectBytes)
+	opts.MinAge = cmp.Or(opts.MinAge, DefaultCompactMinAge)
 	if err := checkDate(date); err != nil {
 		return st, err
 	}

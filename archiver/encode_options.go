@@ -1,6 +1,7 @@
 package archiver
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,15 +34,9 @@ type EncodeOptions struct {
 }
 
 func (o EncodeOptions) withDefaults() EncodeOptions {
-	if o.RowGroupRows == 0 {
-		o.RowGroupRows = DefaultRowGroupRows
-	}
-	if o.RowGroupBytes == 0 {
-		o.RowGroupBytes = DefaultRowGroupBytes
-	}
-	if o.Compression == "" {
-		o.Compression = DefaultCompression
-	}
+	o.RowGroupRows = cmp.Or(o.RowGroupRows, DefaultRowGroupRows)
+	o.RowGroupBytes = cmp.Or(o.RowGroupBytes, DefaultRowGroupBytes)
+	o.Compression = cmp.Or(o.Compression, DefaultCompression)
 	return o
 }
 

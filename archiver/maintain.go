@@ -1,6 +1,7 @@
 package archiver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -73,15 +74,9 @@ func (a *Archive) Maintain(ctx context.Context, table string, opts MaintainOptio
 	if _, ok := tableByName[table]; !ok {
 		return st, fmt.Errorf("%w: %q", ErrUnknownTable, table)
 	}
-	if opts.SnapshotAge == 0 {
-		opts.SnapshotAge = DefaultSnapshotAge
-	}
-	if opts.RetainSnapshots == 0 {
-		opts.RetainSnapshots = DefaultRetainSnapshots
-	}
-	if opts.OrphanAge == 0 {
-		opts.OrphanAge = DefaultOrphanAge
-	}
+	opts.SnapshotAge = cmp.Or(opts.SnapshotAge, DefaultSnapshotAge)
+	opts.RetainSnapshots = cmp.Or(opts.RetainSnapshots, DefaultRetainSnapshots)
+	opts.OrphanAge = cmp.Or(opts.OrphanAge, DefaultOrphanAge)
 	t, err := a.lake.current(ctx, table)
 	if err != nil || t == nil {
 		return st, err // a table nothing was written to needs no upkeep

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -49,21 +50,11 @@ type AppenderConfig struct {
 
 // SetDefaults fills zero fields with their defaults.
 func (c *AppenderConfig) SetDefaults() {
-	if c.Concurrency == 0 {
-		c.Concurrency = 16
-	}
-	if c.Retention == 0 {
-		c.Retention = schema.EventRetentionDays * 24 * time.Hour
-	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = 8
-	}
-	if c.BaseBackoff == 0 {
-		c.BaseBackoff = 25 * time.Millisecond
-	}
-	if c.MaxBackoff == 0 {
-		c.MaxBackoff = 2 * time.Second
-	}
+	c.Concurrency = cmp.Or(c.Concurrency, 16)
+	c.Retention = cmp.Or(c.Retention, schema.EventRetentionDays*24*time.Hour)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, 8)
+	c.BaseBackoff = cmp.Or(c.BaseBackoff, 25*time.Millisecond)
+	c.MaxBackoff = cmp.Or(c.MaxBackoff, 2*time.Second)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -114,15 +115,9 @@ type HTTPConfig struct {
 
 // SetDefaults fills zero fields with their defaults.
 func (c *HTTPConfig) SetDefaults() {
-	if c.MaxEventsBodyBytes == 0 {
-		c.MaxEventsBodyBytes = DefaultEventsMaxBodyBytes
-	}
-	if c.MaxBatchEvents == 0 {
-		c.MaxBatchEvents = DefaultMaxBatchEvents
-	}
-	if c.MaxEventBridgeBodyBytes == 0 {
-		c.MaxEventBridgeBodyBytes = DefaultEventBridgeMaxBodyBytes
-	}
+	c.MaxEventsBodyBytes = cmp.Or(c.MaxEventsBodyBytes, DefaultEventsMaxBodyBytes)
+	c.MaxBatchEvents = cmp.Or(c.MaxBatchEvents, DefaultMaxBatchEvents)
+	c.MaxEventBridgeBodyBytes = cmp.Or(c.MaxEventBridgeBodyBytes, DefaultEventBridgeMaxBodyBytes)
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}

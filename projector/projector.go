@@ -2,6 +2,7 @@ package projector
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,15 +53,9 @@ type Config struct {
 
 // SetDefaults fills zero fields.
 func (c *Config) SetDefaults() {
-	if c.Concurrency == 0 {
-		c.Concurrency = 4
-	}
-	if c.ConflictRetries == 0 {
-		c.ConflictRetries = 8
-	}
-	if c.ConflictBackoff == 0 {
-		c.ConflictBackoff = 10 * time.Millisecond
-	}
+	c.Concurrency = cmp.Or(c.Concurrency, 4)
+	c.ConflictRetries = cmp.Or(c.ConflictRetries, 8)
+	c.ConflictBackoff = cmp.Or(c.ConflictBackoff, 10*time.Millisecond)
 }
 
 // Validate names the bad field.

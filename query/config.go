@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,18 +47,10 @@ type Config struct {
 
 // SetDefaults fills zero fields.
 func (c *Config) SetDefaults() {
-	if c.DefaultPageSize == 0 {
-		c.DefaultPageSize = DefaultPageSize
-	}
-	if c.MaxPageSize == 0 {
-		c.MaxPageSize = DefaultMaxPageSize
-	}
-	if c.MaxRequestsPerPage == 0 {
-		c.MaxRequestsPerPage = DefaultRequestsPerPage
-	}
-	if c.MaxReadItems == 0 {
-		c.MaxReadItems = DefaultMaxReadItems
-	}
+	c.DefaultPageSize = cmp.Or(c.DefaultPageSize, DefaultPageSize)
+	c.MaxPageSize = cmp.Or(c.MaxPageSize, DefaultMaxPageSize)
+	c.MaxRequestsPerPage = cmp.Or(c.MaxRequestsPerPage, DefaultRequestsPerPage)
+	c.MaxReadItems = cmp.Or(c.MaxReadItems, DefaultMaxReadItems)
 }
 
 // Validate names the first bad field.

@@ -1,6 +1,7 @@
 package maintenance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -84,9 +85,7 @@ func (c Config) Validate() error {
 
 // SetDefaults fills in the zero fields.
 func (c *Config) SetDefaults() {
-	if c.DaysAgo == 0 {
-		c.DaysAgo = DefaultDaysAgo
-	}
+	c.DaysAgo = cmp.Or(c.DaysAgo, DefaultDaysAgo)
 	if len(c.Tables) == 0 {
 		for _, t := range archiver.Tables() {
 			c.Tables = append(c.Tables, t.Name)
@@ -154,9 +153,7 @@ func (r *Runner) Run(ctx context.Context, ev Event) (Result, error) {
 	switch ev.Task {
 	case TaskCompact:
 		res.Date = ev.Date
-		if res.Date == "" {
-			res.Date = r.CompactDate(now)
-		}
+		res.Date = cmp.Or(res.Date, r.CompactDate(now))
 		err = r.compact(ctx, &res)
 	case TaskVerify:
 		err = r.verify(ctx, now, &res)

@@ -1,6 +1,7 @@
 package rebuild
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,18 +41,10 @@ type Options struct {
 
 // SetDefaults fills zero fields.
 func (o *Options) SetDefaults() {
-	if o.ChunkEvents == 0 {
-		o.ChunkEvents = 2000
-	}
-	if o.BufferEvents == 0 {
-		o.BufferEvents = 1_000_000
-	}
-	if o.Workers == 0 {
-		o.Workers = 2
-	}
-	if o.Rounds == 0 {
-		o.Rounds = 5
-	}
+	o.ChunkEvents = cmp.Or(o.ChunkEvents, 2000)
+	o.BufferEvents = cmp.Or(o.BufferEvents, 1_000_000)
+	o.Workers = cmp.Or(o.Workers, 2)
+	o.Rounds = cmp.Or(o.Rounds, 5)
 	o.Projector.SetDefaults()
 }
 

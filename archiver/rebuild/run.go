@@ -1,6 +1,7 @@
 package rebuild
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,12 +32,8 @@ const (
 // live.Prefix + "-rebuild" and an empty stage live.Stage.
 func FreshTarget(live schema.Naming, prefix, stage string) schema.Naming {
 	target := schema.Naming{Prefix: prefix, Stage: stage}
-	if target.Prefix == "" {
-		target.Prefix = live.Prefix + "-rebuild"
-	}
-	if target.Stage == "" {
-		target.Stage = live.Stage
-	}
+	target.Prefix = cmp.Or(target.Prefix, live.Prefix+"-rebuild")
+	target.Stage = cmp.Or(target.Stage, live.Stage)
 	return target
 }
 

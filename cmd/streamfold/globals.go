@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -136,9 +137,7 @@ func (g *globals) catalogURI() (string, error) {
 // archive when uri is empty, with the catalog and namespace of the flags.
 // The caller closes it.
 func (g *globals) openArchive(c *awsclient.Clients, n schema.Naming, uri string) (*archiver.Archive, error) {
-	if uri == "" {
-		uri = defaultArchive(n)
-	}
+	uri = cmp.Or(uri, defaultArchive(n))
 	bucket, prefix, err := archiver.ParseURI(uri)
 	if err != nil {
 		return nil, err
@@ -148,9 +147,7 @@ func (g *globals) openArchive(c *awsclient.Clients, n schema.Naming, uri string)
 		return nil, err
 	}
 	ns := g.namespace
-	if ns == "" {
-		ns = archiveNamespace(bucket, n)
-	}
+	ns = cmp.Or(ns, archiveNamespace(bucket, n))
 	return archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: prefix, Catalog: cat, Namespace: ns})
 }
 

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"errors"
 	"time"
 
@@ -122,21 +123,15 @@ func (c *Config) SetDefaults() {
 		c.Start = DefaultStart
 	}
 	c.Start = c.Start.UTC()
-	if c.Days == 0 {
-		c.Days = 1
-	}
+	c.Days = cmp.Or(c.Days, 1)
 	if c.Mix.IsZero() {
 		c.Mix = DefaultMix
 	}
-	if c.Order == "" {
-		c.Order = OrderTime
-	}
+	c.Order = cmp.Or(c.Order, OrderTime)
 	if c.Order == OrderTime && c.Rate == 0 {
 		c.Rate = DefaultRate
 	}
-	if c.GitHubPayloads == "" {
-		c.GitHubPayloads = PayloadsTrimmed
-	}
+	c.GitHubPayloads = cmp.Or(c.GitHubPayloads, PayloadsTrimmed)
 }
 
 // Validate checks the configuration as it is (zero Start and Days are errors;

@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"cmp"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -46,33 +47,15 @@ type Config struct {
 // SetDefaults fills every zero field with its default. Fields that depend on
 // others (StateDir, DataDir) are derived after those are set.
 func (c *Config) SetDefaults() {
-	if c.ToolsDir == "" {
-		c.ToolsDir = DefaultToolsDir
-	}
-	if c.StateDir == "" {
-		c.StateDir = filepath.Join(c.ToolsDir, "run")
-	}
-	if c.Host == "" {
-		c.Host = DefaultHost
-	}
-	if c.DynamoDBPort == 0 {
-		c.DynamoDBPort = DefaultDynamoDBPort
-	}
-	if c.S3Port == 0 {
-		c.S3Port = DefaultS3Port
-	}
-	if c.S3AccessKey == "" {
-		c.S3AccessKey = DefaultS3AccessKey
-	}
-	if c.S3SecretKey == "" {
-		c.S3SecretKey = DefaultS3SecretKey
-	}
-	if c.DataDir == "" {
-		c.DataDir = filepath.Join(c.StateDir, "minio-data")
-	}
-	if c.StartTimeout == 0 {
-		c.StartTimeout = DefaultStartTimeout
-	}
+	c.ToolsDir = cmp.Or(c.ToolsDir, DefaultToolsDir)
+	c.StateDir = cmp.Or(c.StateDir, filepath.Join(c.ToolsDir, "run"))
+	c.Host = cmp.Or(c.Host, DefaultHost)
+	c.DynamoDBPort = cmp.Or(c.DynamoDBPort, DefaultDynamoDBPort)
+	c.S3Port = cmp.Or(c.S3Port, DefaultS3Port)
+	c.S3AccessKey = cmp.Or(c.S3AccessKey, DefaultS3AccessKey)
+	c.S3SecretKey = cmp.Or(c.S3SecretKey, DefaultS3SecretKey)
+	c.DataDir = cmp.Or(c.DataDir, filepath.Join(c.StateDir, "minio-data"))
+	c.StartTimeout = cmp.Or(c.StartTimeout, DefaultStartTimeout)
 }
 
 // ConfigError is returned by Validate. Its message has the form

@@ -2,6 +2,7 @@ package functionurl
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -39,12 +40,8 @@ func Request(ctx context.Context, ev events.LambdaFunctionURLRequest) (*http.Req
 		return nil, fmt.Errorf("%w: requestContext.http.method: is required", ErrMalformedRequest)
 	}
 	path := ev.RawPath
-	if path == "" {
-		path = ev.RequestContext.HTTP.Path
-	}
-	if path == "" {
-		path = "/"
-	}
+	path = cmp.Or(path, ev.RequestContext.HTTP.Path)
+	path = cmp.Or(path, "/")
 	target := path
 	if ev.RawQueryString != "" {
 		target += "?" + ev.RawQueryString

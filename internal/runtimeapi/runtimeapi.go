@@ -42,6 +42,7 @@
 package runtimeapi
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -274,9 +275,7 @@ func (s *Server) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	if !json.Valid(inv.Payload) {
 		return Result{}, errors.New("runtimeapi: Invocation.Payload: must be JSON")
 	}
-	if inv.FunctionARN == "" {
-		inv.FunctionARN = DefaultFunctionARN
-	}
+	inv.FunctionARN = cmp.Or(inv.FunctionARN, DefaultFunctionARN)
 	p := &pending{inv: inv, id: newID(), done: make(chan Result, 1)}
 	s.mu.Lock()
 	switch {
@@ -470,12 +469,8 @@ func parseError(body []byte, header string) *FunctionError {
 	e := &FunctionError{}
 	_ = json.Unmarshal(body, e)
 	e.Header, e.Body = header, body
-	if e.Type == "" {
-		e.Type = header
-	}
-	if e.Type == "" {
-		e.Type = "Unhandled"
-	}
+	e.Type = cmp.Or(e.Type, header)
+	e.Type = cmp.Or(e.Type, "Unhandled")
 	return e
 }
 

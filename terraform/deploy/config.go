@@ -22,6 +22,7 @@
 package deploy
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -73,12 +74,8 @@ var (
 
 // SetDefaults fills in Prefix, WorkingDir and the backend key.
 func (c *Config) SetDefaults() {
-	if c.Prefix == "" {
-		c.Prefix = "streamfold"
-	}
-	if c.WorkingDir == "" {
-		c.WorkingDir = "terraform"
-	}
+	c.Prefix = cmp.Or(c.Prefix, "streamfold")
+	c.WorkingDir = cmp.Or(c.WorkingDir, "terraform")
 	if c.BackendConfig["bucket"] != "" && c.BackendConfig["key"] == "" {
 		c.BackendConfig["key"] = "streamfold/" + c.Stage + ".tfstate"
 	}
