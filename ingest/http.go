@@ -510,18 +510,28 @@ func (h *HTTPHandler) appendResults(ctx context.Context, evs []CloudEvent, resul
 	return err
 }
 
-// serveEvents is POST /events.
-func (h *HTTPHandler) serveEvents(w http.ResponseWriter, r *http.Request) httpReply {
+// authorizedBody authorizes a request and reads its body of at most limit
+// bytes; a reply with a status is the error to send instead (401, 413 with
+// hint after the limit, 400).
+func (h *HTTPHandler) authorizedBody(w http.ResponseWriter, r *http.Request, limit int64, path, hint string) ([]byte, httpReply) {
 	if rep := h.authorize(w, r); rep.status != 0 {
-		return rep
+		return nil, rep
 	}
-	limit := h.cfg.MaxEventsBodyBytes
 	body, tooLarge, err := readBody(w, r, limit)
 	switch {
 	case tooLarge:
-		return tooLargeBody(limit, PathEvents, "; send fewer events per batch")
+		return nil, tooLargeBody(limit, path, hint)
 	case err != nil:
-		return requestError(http.StatusBadRequest, "could not read the body", err)
+		return nil, requestError(http.StatusBadRequest, "could not read the body", err)
+	}
+	return body, httpReply{}
+}
+
+// serveEvents is POST /events.
+func (h *HTTPHandler) serveEvents(w http.ResponseWriter, r *http.Request) httpReply {
+	body, rep := h.authorizedBody(w, r, h.cfg.MaxEventsBodyBytes, PathEvents, "; send fewer events per batch")
+	if rep.status != 0 {
+		return rep
 	}
 	mode, evs, err := DecodeCloudEvents(r.Header, body)
 	switch {
@@ -576,24 +586,16 @@ func (h *HTTPHandler) serveEvents(w http.ResponseWriter, r *http.Request) httpRe
 
 // serveEventBridge is POST /eventbridge.
 func (h *HTTPHandler) serveEventBridge(w http.ResponseWriter, r *http.Request) httpReply {
-	if rep := h.authorize(w, r); rep.status != 0 {
+	body, rep := h.authorizedBody(w, r, h.cfg.MaxEventBridgeBodyBytes, PathEventBridge, "")
+	if rep.status != 0 {
 		return rep
-	}
-	limit := h.cfg.MaxEventBridgeBodyBytes
-	body, tooLarge, err := readBody(w, r, limit)
-	switch {
-	case tooLarge:
-		return tooLargeBody(limit, PathEventBridge, "")
-	case err != nil:
-		return requestError(http.StatusBadRequest, "could not read the body", err)
 	}
 	var ev EventBridgeEvent
 	if err := json.Unmarshal(body, &ev); err != nil {
 		return requestError(http.StatusBadRequest, "body: not an EventBridge event: "+jsonText(err), err)
 	}
 	res, err := h.stepFunctionsEvent(r.Context(), ev)
-	rep := httpReply{status: statusCode(res.Status), body: res, log: []slog.Attr{slog.String("id", ev.ID), slog.String("outcome", res.Status)}, err: err}
-	return rep
+	return httpReply{status: statusCode(res.Status), body: res, log: []slog.Attr{slog.String("id", ev.ID), slog.String("outcome", res.Status)}, err: err}
 }
 
 // stepFunctionsEvent runs one EventBridge event through the adapter with
