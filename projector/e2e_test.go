@@ -1,9 +1,7 @@
 package projector_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -128,25 +126,15 @@ func (p *pipeline) get(t *testing.T, table string, key map[string]types.Attribut
 	return out.Item
 }
 
+// readNDJSON reads an NDJSON file of envelopes as a producer would send
+// them: without recordedat.
 func readNDJSON(t testing.TB, path string) []schema.Event {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
+	evs := testenv.LoadEvents(t, path)
+	for i := range evs {
+		evs[i].RecordedAt = nil
 	}
-	defer f.Close()
-	var out []schema.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var e schema.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		e.RecordedAt = nil
-		out = append(out, e)
-	}
-	return out
+	return evs
 }
 
 func sAttr(item map[string]types.AttributeValue, k string) string {

@@ -1,36 +1,16 @@
 package schema_test
 
 import (
-	"bufio"
+	"github.com/streamfold/streamfold/internal/testenv"
+
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/streamfold/streamfold/schema"
 )
-
-func readFixtures(t *testing.T, path string) []schema.Event {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("open %s: %v", path, err)
-	}
-	defer f.Close()
-	var out []schema.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e schema.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		out = append(out, e)
-	}
-	return out
-}
 
 func TestValidateSeedExamples(t *testing.T) {
 	wantSubjects := map[string]string{
@@ -42,7 +22,7 @@ func TestValidateSeedExamples(t *testing.T) {
 		"seed003-deployment":                   "github/12345/deployment/789",
 		"seed004-failed":                       "messages/550e8400-e29b-41d4-a716-446655440000",
 	}
-	events := readFixtures(t, "testdata/valid.ndjson")
+	events := testenv.LoadEvents(t, "testdata/valid.ndjson")
 	seen := map[string]bool{}
 	for _, e := range events {
 		t.Run(e.ID, func(t *testing.T) {
@@ -76,7 +56,7 @@ func TestValidateSeedExamples(t *testing.T) {
 // base returns a valid event of the given fixture id, for mutation.
 func base(t *testing.T, id string) schema.Event {
 	t.Helper()
-	for _, e := range readFixtures(t, "testdata/valid.ndjson") {
+	for _, e := range testenv.LoadEvents(t, "testdata/valid.ndjson") {
 		if e.ID == id {
 			return e
 		}
@@ -232,7 +212,7 @@ func TestAgentName(t *testing.T) {
 }
 
 func TestItemRoundTrip(t *testing.T) {
-	for _, e := range readFixtures(t, "testdata/valid.ndjson") {
+	for _, e := range testenv.LoadEvents(t, "testdata/valid.ndjson") {
 		if _, err := schema.Validate(&e); err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,8 @@
 package schema_test
 
 import (
+	"github.com/streamfold/streamfold/internal/testenv"
+
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -64,7 +66,7 @@ func recorded(t *testing.T, e schema.Event) schema.Event {
 }
 
 func TestItemEncodings(t *testing.T) {
-	small := recorded(t, readFixtures(t, "testdata/valid.ndjson")[0])
+	small := recorded(t, testenv.LoadEvents(t, "testdata/valid.ndjson")[0])
 	hook := webhookEvents(t)[0]
 	dictEnc := schema.EncodingZstdDictPrefix + strconv.Itoa(schema.CurrentDictionary)
 	tests := []struct {
@@ -125,7 +127,7 @@ func TestItemEncodings(t *testing.T) {
 // stays text; one just above is compressed (when that makes it smaller,
 // which JSON text of that size always is).
 func TestItemCompressesOnlyWhenItPays(t *testing.T) {
-	base := recorded(t, readFixtures(t, "testdata/valid.ndjson")[0])
+	base := recorded(t, testenv.LoadEvents(t, "testdata/valid.ndjson")[0])
 	withText := func(text string) schema.Event {
 		e := base
 		e.Data = json.RawMessage(`{"executionArn":"arn:aws:states:us-west-2:123:execution:my-agent-prod:abc123","pad":"` + text + `"}`)

@@ -1,7 +1,8 @@
 package queries_test
 
 import (
-	"bufio"
+	"github.com/streamfold/streamfold/internal/testenv"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -30,26 +31,6 @@ import (
 // named queries run in DuckDB over them.
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json from the current results")
-
-func readNDJSON(t testing.TB, path string) []schema.Event {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []schema.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e schema.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		out = append(out, e)
-	}
-	return out
-}
 
 // prepare validates events, sets RecordedAt as an appender would and drops
 // redeliveries (a repeated subject and id), as the event table does.
@@ -186,7 +167,7 @@ func days(t testing.TB, from, to string) []string {
 // equal the projector's and the reviewed golden file, over the whole range
 // and day by day.
 func TestEdgeCases(t *testing.T) {
-	evs := prepare(t, readNDJSON(t, "testdata/edge_cases.ndjson"))
+	evs := prepare(t, testenv.LoadEvents(t, "testdata/edge_cases.ndjson"))
 	p := project(t, evs)
 	dir := t.TempDir()
 	writeArchive(t, dir, evs, 2)

@@ -10,11 +10,11 @@
 package querytest
 
 import (
-	"bufio"
+	"github.com/streamfold/streamfold/internal/testenv"
+
 	"bytes"
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -53,23 +53,9 @@ func Fixture() []schema.Event {
 	return evs
 }
 
-// ReadNDJSON reads one event envelope per line (blank lines skipped).
-func ReadNDJSON(r io.Reader) ([]schema.Event, error) {
-	var out []schema.Event
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var e schema.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
-		}
-		out = append(out, e)
-	}
-	return out, sc.Err()
-}
+// ReadNDJSON reads one event envelope per line (blank lines skipped); see
+// testenv.ReadEvents.
+func ReadNDJSON(r io.Reader) ([]schema.Event, error) { return testenv.ReadEvents(r) }
 
 // DynamoAPI is what loading needs: the appender's PutItem and the
 // DynamoStore's calls. *dynamodb.Client satisfies it.
