@@ -64,9 +64,12 @@ type Config struct {
 	// Region is copied into every record's awsRegion. Default us-east-1.
 	Region string
 	// OnPoison receives a record that exhausted its retries (or could not
-	// be converted), with the last cause. It should store it (the
-	// dead-letter table). If it returns an error the Runner stops with it
-	// and the record is not checkpointed. Required.
+	// be converted), with the last cause: the Delivery's OnFailure, Lambda's
+	// on-failure destination. It should store it: a deadletter.Sink's
+	// Quarantine, such as deadletter.Table.OnPoison(consumer) (the
+	// dead-letter table, reason "retries-exhausted"). If it returns an
+	// error the Runner stops with it and the record is not checkpointed.
+	// Required.
 	OnPoison func(ctx context.Context, rec events.DynamoDBEventRecord, cause error) error
 	// Progress, when set, is called with the statistics at most once a
 	// second and once when Run returns.
