@@ -1,13 +1,14 @@
 package ingest
 
 import (
+	"github.com/streamfold/streamfold/internal/retry"
+
 	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -244,29 +245,10 @@ func (a *Appender) put(ctx context.Context, item map[string]types.AttributeValue
 			break
 		}
 		if attempt < a.cfg.MaxAttempts {
-			sleep(ctx, backoff(a.cfg.BaseBackoff, a.cfg.MaxBackoff, attempt))
+			_ = retry.Sleep(ctx, retry.Full(a.cfg.BaseBackoff, a.cfg.MaxBackoff, attempt))
 		}
 	}
 	return Failed, &WriteError{Subject: attrS(item, schema.AttrSubject), ID: attrS(item, schema.AttrID), Err: last}
-}
-
-// backoff is full-jitter exponential backoff: a random duration in
-// [0, min(max, base*2^(attempt-1))].
-func backoff(base, maxD time.Duration, attempt int) time.Duration {
-	d := base << min(attempt-1, 20)
-	if d > maxD || d <= 0 {
-		d = maxD
-	}
-	return time.Duration(rand.Int64N(int64(d) + 1))
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 // retryableCodes are DynamoDB error codes worth another attempt.

@@ -1,6 +1,8 @@
 package projector
 
 import (
+	"github.com/streamfold/streamfold/internal/retry"
+
 	"bytes"
 	"cmp"
 	"context"
@@ -160,7 +162,7 @@ func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
 	pending := subjects
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt > 0 {
-			if err := sleepCtx(ctx, jitter(p.cfg.ConflictBackoff, attempt)); err != nil {
+			if err := retry.Sleep(ctx, jitter(p.cfg.ConflictBackoff, attempt)); err != nil {
 				for _, s := range pending {
 					out.Failed[s] = err
 				}

@@ -1,6 +1,8 @@
 package projector
 
 import (
+	"github.com/streamfold/streamfold/internal/retry"
+
 	"context"
 	"errors"
 	"fmt"
@@ -123,7 +125,7 @@ func (s *DynamoStore) batchGet(ctx context.Context, table string, keys []map[str
 				return fmt.Errorf("projector: read %s: unprocessed keys after %d attempts", table, attempt)
 			}
 			if attempt > 0 {
-				if err := sleepCtx(ctx, jitter(10*time.Millisecond, attempt)); err != nil {
+				if err := retry.Sleep(ctx, jitter(10*time.Millisecond, attempt)); err != nil {
 					return err
 				}
 			}

@@ -1,11 +1,12 @@
 package streamrun
 
 import (
+	"github.com/streamfold/streamfold/internal/retry"
+
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -158,7 +159,7 @@ func (d *Delivery) deliver(ctx context.Context, recs []events.DynamoDBEventRecor
 		pause := d.backoff(failures)
 		log.Warn("streamrun: batch failed, retrying", "records", len(recs), "first", recs[0].Change.SequenceNumber,
 			"attempt", failures, "in", pause, "err", out.cause)
-		if err := sleep(ctx, pause); err != nil {
+		if err := retry.Sleep(ctx, pause); err != nil {
 			return dealt, err
 		}
 	}
@@ -222,7 +223,7 @@ func (d *Delivery) backoff(attempt int) time.Duration {
 	if d.Backoff != nil {
 		return d.Backoff(attempt)
 	}
-	return jittered(DefaultRetryBase, DefaultRetryMax, attempt)
+	return retry.Half(DefaultRetryBase, DefaultRetryMax, attempt)
 }
 
 func (d *Delivery) logger() *slog.Logger {
@@ -230,11 +231,4 @@ func (d *Delivery) logger() *slog.Logger {
 		return d.Logger
 	}
 	return slog.Default()
-}
-
-// jittered is jittered exponential backoff for the attempt-th failure:
-// between half and all of expBackoff(base, ceiling, attempt).
-func jittered(base, ceiling time.Duration, attempt int) time.Duration {
-	d := expBackoff(base, ceiling, attempt)
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
 }

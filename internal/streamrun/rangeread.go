@@ -1,6 +1,8 @@
 package streamrun
 
 import (
+	"github.com/streamfold/streamfold/internal/retry"
+
 	"context"
 	"errors"
 	"fmt"
@@ -123,7 +125,7 @@ func ReadRange(ctx context.Context, api StreamsAPI, r Range) ([]events.DynamoDBE
 		if empty++; empty >= rangeEmptyPolls {
 			break
 		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := retry.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return out, err
 		}
 	}
@@ -138,7 +140,7 @@ func retryTransient(ctx context.Context, fn func() error) error {
 		if err == nil || !transient(err) {
 			return err
 		}
-		if serr := sleep(ctx, expBackoff(100*time.Millisecond, 5*time.Second, attempt)); serr != nil {
+		if serr := retry.Sleep(ctx, retry.Exp(100*time.Millisecond, 5*time.Second, attempt)); serr != nil {
 			return err
 		}
 	}

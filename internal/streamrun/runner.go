@@ -1,6 +1,8 @@
 package streamrun
 
 import (
+	"github.com/streamfold/streamfold/internal/retry"
+
 	"context"
 	"errors"
 	"fmt"
@@ -249,7 +251,7 @@ func (r *Runner) loadCheckpoints(ctx context.Context) (map[string]Checkpoint, er
 		}
 		d := r.backoff(attempt)
 		r.log.Warn("streamrun: loading checkpoints failed, retrying", "err", err, "in", d)
-		if err := sleep(ctx, d); err != nil {
+		if err := retry.Sleep(ctx, d); err != nil {
 			return nil, err
 		}
 	}
@@ -332,28 +334,7 @@ func (r *Runner) countShards(shards map[string]*shardState) {
 }
 
 // backoff is jittered exponential backoff for the attempt-th failure:
-// between half and all of expBackoff(retryBase, retryMax, attempt).
+// between half and all of retry.Exp(retryBase, retryMax, attempt).
 func (r *Runner) backoff(attempt int) time.Duration {
-	return jittered(r.retryBase, r.retryMax, attempt)
-}
-
-// expBackoff is min(ceiling, base*2^(attempt-1)), the pause after the
-// attempt-th failure.
-func expBackoff(base, ceiling time.Duration, attempt int) time.Duration {
-	d := base << min(max(attempt-1, 0), 20)
-	if d > ceiling || d <= 0 {
-		d = ceiling
-	}
-	return d
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return retry.Half(r.retryBase, r.retryMax, attempt)
 }

@@ -1,6 +1,8 @@
 package streamrun
 
 import (
+	"github.com/streamfold/streamfold/internal/retry"
+
 	"context"
 	"fmt"
 	"log/slog"
@@ -85,7 +87,7 @@ func (w *worker) run(ctx context.Context) (shardStatus, error) {
 			case cfg.UntilCaughtUp && !w.closed && w.emptyPolls >= 2:
 				return drained, nil
 			}
-			if err := sleep(ctx, cfg.PollInterval); err != nil {
+			if err := retry.Sleep(ctx, cfg.PollInterval); err != nil {
 				return reading, err
 			}
 			continue
@@ -130,7 +132,7 @@ func (w *worker) fill(ctx context.Context) error {
 			return nil
 		}
 		if got == 0 {
-			if err := sleep(ctx, min(cfg.PollInterval, left)); err != nil {
+			if err := retry.Sleep(ctx, min(cfg.PollInterval, left)); err != nil {
 				return err
 			}
 		}
@@ -175,7 +177,7 @@ func (w *worker) fetch(ctx context.Context) (int, error) {
 				failures++
 				d := w.r.backoff(failures)
 				w.log.Warn("streamrun: GetRecords failed, retrying", "err", err, "in", d)
-				if err := sleep(ctx, d); err != nil {
+				if err := retry.Sleep(ctx, d); err != nil {
 					return 0, err
 				}
 			default:
@@ -254,7 +256,7 @@ func (w *worker) acquire(ctx context.Context, trimHorizon bool) error {
 			failures++
 			d := w.r.backoff(failures)
 			w.log.Warn("streamrun: GetShardIterator failed, retrying", "err", err, "in", d)
-			if err := sleep(ctx, d); err != nil {
+			if err := retry.Sleep(ctx, d); err != nil {
 				return err
 			}
 		default:
@@ -338,7 +340,7 @@ func (w *worker) save(ctx context.Context, cp Checkpoint) error {
 		}
 		d := w.r.backoff(attempt)
 		w.log.Warn("streamrun: saving checkpoint failed, retrying", "err", err, "in", d)
-		if err := sleep(sctx, d); err != nil {
+		if err := retry.Sleep(sctx, d); err != nil {
 			return fmt.Errorf("streamrun: shard %s: save checkpoint %s: %w", w.id, cp.SequenceNumber, err)
 		}
 	}
