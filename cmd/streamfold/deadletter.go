@@ -158,11 +158,6 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 				return []string{d.SequenceNumber, d.EventID, d.Status, d.Reason, d.Error}
 			})
 	}
-	type replayResult struct {
-		Replayed    int      `json:"replayed"`
-		StillPoison []string `json:"stillPoison"`
-		Failed      []string `json:"failed"`
-	}
 	res := replayResult{StillPoison: []string{}, Failed: []string{}}
 	for _, d := range letters {
 		if d.Status != deadletter.StatusQuarantined {
@@ -188,13 +183,27 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		res.Replayed++
 	}
-	if err := writeJSON(env.stdout, res); err != nil {
+	return printReplay(env, res, res)
+}
+
+// replayResult is the summary deadletter replay prints.
+type replayResult struct {
+	Replayed    int      `json:"replayed"`
+	StillPoison []string `json:"stillPoison"`
+	Failed      []string `json:"failed"`
+}
+
+// printReplay prints a replay's summary v as JSON and returns the exit
+// status its counts r give: exitRuntime when some entry failed, exitFailed
+// when some is still poison, else exitOK.
+func printReplay(env *cliEnv, v any, r replayResult) int {
+	if err := writeJSON(env.stdout, v); err != nil {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}
 	switch {
-	case len(res.Failed) > 0:
+	case len(r.Failed) > 0:
 		return exitRuntime
-	case len(res.StillPoison) > 0:
+	case len(r.StillPoison) > 0:
 		return exitFailed
 	}
 	return exitOK

@@ -37,10 +37,8 @@ type ingestReplayed struct {
 // the fields of the other consumers' summary, and one result per
 // quarantined entry, in position order.
 type ingestReplayResult struct {
-	Replayed    int              `json:"replayed"`
-	StillPoison []string         `json:"stillPoison"`
-	Failed      []string         `json:"failed"`
-	Results     []ingestReplayed `json:"results"`
+	replayResult
+	Results []ingestReplayed `json:"results"`
 }
 
 func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dynamodb.Client, n schema.Naming, tags ingest.TagSource, asJSON bool, log *slog.Logger) int {
@@ -59,16 +57,7 @@ func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dyn
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}
 	res := replayIngest(ctx, letters, app, tags, dl, log)
-	if err := writeJSON(env.stdout, res); err != nil {
-		return errorf(env, exitRuntime, "deadletter: %v", err)
-	}
-	switch {
-	case len(res.Failed) > 0:
-		return exitRuntime
-	case len(res.StillPoison) > 0:
-		return exitFailed
-	}
-	return exitOK
+	return printReplay(env, res, res.replayResult)
 }
 
 // replayIngest re-submits the quarantined ingest dead letters through the
@@ -77,7 +66,7 @@ func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dyn
 // permanent error leaves the entry quarantined (StillPoison), a transient
 // one is Failed.
 func replayIngest(ctx context.Context, letters []deadletter.Letter, app ingest.EventAppender, tags ingest.TagSource, dl ingestDeadLetters, log *slog.Logger) ingestReplayResult {
-	res := ingestReplayResult{StillPoison: []string{}, Failed: []string{}, Results: []ingestReplayed{}}
+	res := ingestReplayResult{replayResult: replayResult{StillPoison: []string{}, Failed: []string{}}, Results: []ingestReplayed{}}
 	for _, d := range letters {
 		if d.Status != deadletter.StatusQuarantined {
 			continue
