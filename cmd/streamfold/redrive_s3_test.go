@@ -13,9 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/streamfold/streamfold/internal/streamrun"
-	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
-	"github.com/streamfold/streamfold/schema"
 )
 
 // TestParseS3OnFailureObject reads the object an S3 on-failure destination
@@ -85,12 +83,9 @@ func TestParseS3OnFailureObject(t *testing.T) {
 // reading the stream (source "payload"), from the object's URI and from
 // the prefix, for the projector (again: nothing changes) and the archiver.
 func TestRedriveFromS3OnFailureObjects(t *testing.T) {
-	c := testenv.S3Clients(t)
+	rs := newRedriveStack(t)
+	c, n, stream, bucket, env := rs.c, rs.n, rs.stream, rs.bucket, rs.env
 	ctx := context.Background()
-	n, res := testenv.Tables(t, c)
-	stream := testenv.EventStream(t, res)
-	bucket := testenv.Bucket(t, c, n.BucketName())
-	env := localEnv(n)
 	appendSimulated(t, c, n, 5, 300, 2)
 	shard, recs := readShard(t, c, stream)
 	lo, hi := 30, 149
@@ -138,14 +133,7 @@ func TestRedriveFromS3OnFailureObjects(t *testing.T) {
 	var sum redriveResult
 	redriveCLI := func(wantCode int, args ...string) {
 		t.Helper()
-		code, out, errOut := runCLI(t, env, "", append([]string{"deadletter", "redrive"}, args...)...)
-		if code != wantCode {
-			t.Fatalf("redrive %v: exit %d, want %d\n%s\n%s", args, code, wantCode, out, errOut)
-		}
-		sum = redriveResult{}
-		if err := json.Unmarshal([]byte(out), &sum); err != nil {
-			t.Fatalf("redrive %v: summary %q: %v", args, out, err)
-		}
+		sum, _ = rs.redrive(t, wantCode, args...)
 	}
 	redriveCLI(exitOK, "--dry-run", "s3://"+bucket+"/"+key)
 	if sum.Totals.Read != 120 || sum.Totals.Redriven != 0 || sum.Batches[0].Source != "payload" || sum.Batches[0].Outcome != "read" || !strings.HasPrefix(sum.Batches[0].Where, "s3://"+bucket+"/"+key) {
@@ -191,15 +179,7 @@ func TestRedriveFromS3OnFailureObjects(t *testing.T) {
 		t.Fatalf("mixed consumers: exit %d: %s", code, errOut)
 	}
 	redriveCLI(exitOK, "--consumer", "archiver", "s3://"+bucket+"/"+archiverKey)
-	a, err := openTestArchive(t, c, n, bucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	archived := 0
-	if err := a.Events(ctx, func(schema.Event) error { archived++; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if archived != 120 {
+	if archived := rs.archived(t); archived != 120 {
 		t.Fatalf("archived %d events, want the batch's 120", archived)
 	}
 

@@ -86,12 +86,9 @@ func TestParseOnFailure(t *testing.T) {
 // them, a dry run only counts, and a range whose shard is gone is
 // reported trimmed with the remedy (exit 1).
 func TestRedriveFromOnFailureMessages(t *testing.T) {
-	c := testenv.S3Clients(t)
+	rs := newRedriveStack(t)
+	c, n, stream, env := rs.c, rs.n, rs.stream, rs.env
 	ctx := context.Background()
-	n, res := testenv.Tables(t, c)
-	stream := testenv.EventStream(t, res)
-	bucket := testenv.Bucket(t, c, n.BucketName())
-	env := localEnv(n)
 	appendSimulated(t, c, n, 5, 400, 1)
 	shard, recs := readShard(t, c, stream)
 	if len(recs) < 300 {
@@ -114,14 +111,8 @@ func TestRedriveFromOnFailureMessages(t *testing.T) {
 	var sum redriveResult
 	redriveCLI := func(wantCode int, args ...string) string {
 		t.Helper()
-		code, out, errOut := runCLI(t, env, "", append([]string{"deadletter", "redrive"}, args...)...)
-		if code != wantCode {
-			t.Fatalf("redrive %v: exit %d, want %d\n%s\n%s", args, code, wantCode, out, errOut)
-		}
-		sum = redriveResult{}
-		if err := json.Unmarshal([]byte(out), &sum); err != nil {
-			t.Fatalf("redrive %v: summary %q: %v", args, out, err)
-		}
+		var errOut string
+		sum, errOut = rs.redrive(t, wantCode, args...)
 		return errOut
 	}
 
@@ -177,16 +168,8 @@ func TestRedriveFromOnFailureMessages(t *testing.T) {
 
 	// The archiver's redrive archives exactly the range's events.
 	redriveCLI(exitOK, "--consumer", "archiver", file)
-	a, err := openTestArchive(t, c, n, bucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	archived := 0
-	if err := a.Events(ctx, func(schema.Event) error { archived++; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if archived != 200 || sum.Totals.Redriven != 200 {
-		t.Fatalf("archived %d events (summary %+v), want 200", archived, sum.Totals)
+	if archived := rs.archived(t); archived != 200 || sum.Totals.Redriven != 200 {
+		t.Fatalf("archived %d events (summary %+v), want 200", rs.archived(t), sum.Totals)
 	}
 
 	// A range whose shard is gone: trimmed, with the remedy.
@@ -326,4 +309,49 @@ func itemFailures(ids ...string) events.DynamoDBEventResponse {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: id})
 	}
 	return resp
+}
+
+// redriveStack is what a redrive test runs against: fresh tables with their
+// event stream, a bucket on MinIO, and the CLI's environment for them.
+type redriveStack struct {
+	c              *awsclient.Clients
+	n              schema.Naming
+	stream, bucket string
+	env            map[string]string
+}
+
+func newRedriveStack(t *testing.T) redriveStack {
+	t.Helper()
+	c := testenv.S3Clients(t)
+	n, res := testenv.Tables(t, c)
+	return redriveStack{c: c, n: n, stream: testenv.EventStream(t, res), bucket: testenv.Bucket(t, c, n.BucketName()), env: localEnv(n)}
+}
+
+// redrive runs `streamfold deadletter redrive ARGS`, fails the test unless
+// it exits wantCode, and returns its JSON summary and its stderr.
+func (rs redriveStack) redrive(t *testing.T, wantCode int, args ...string) (redriveResult, string) {
+	t.Helper()
+	code, out, errOut := runCLI(t, rs.env, "", append([]string{"deadletter", "redrive"}, args...)...)
+	if code != wantCode {
+		t.Fatalf("redrive %v: exit %d, want %d\n%s\n%s", args, code, wantCode, out, errOut)
+	}
+	var sum redriveResult
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("redrive %v: summary %q: %v", args, out, err)
+	}
+	return sum, errOut
+}
+
+// archived counts the events in the stack's archive.
+func (rs redriveStack) archived(t *testing.T) int {
+	t.Helper()
+	a, err := openTestArchive(t, rs.c, rs.n, rs.bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := a.Events(context.Background(), func(schema.Event) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
