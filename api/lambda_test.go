@@ -8,17 +8,11 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/streamfold/streamfold/internal/functionurl"
 )
 
-func urlEvent(method, rawPath, rawQuery string, headers map[string]string) events.LambdaFunctionURLRequest {
-	return events.LambdaFunctionURLRequest{
-		Version: "2.0", RawPath: rawPath, RawQueryString: rawQuery, Headers: headers,
-		RequestContext: events.LambdaFunctionURLRequestContext{
-			DomainName: "abc123.lambda-url.us-east-1.on.aws",
-			HTTP:       events.LambdaFunctionURLRequestContextHTTPDescription{Method: method, Path: rawPath, SourceIP: "203.0.113.7"},
-		},
-	}
-}
+var urlEvent = functionurl.Event
 
 func TestLambdaAdapterServesTheAPI(t *testing.T) {
 	h := LambdaHandler(newHandler(t, &fakeDB{}, nil))

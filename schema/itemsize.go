@@ -51,23 +51,11 @@ func valueSize(v types.AttributeValue) int {
 	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
 		return 1
 	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, s := range m.Value {
-			n += len(s)
-		}
-		return n
+		return sumSizes(m.Value, func(s string) int { return len(s) })
 	case *types.AttributeValueMemberBS:
-		n := 0
-		for _, b := range m.Value {
-			n += len(b)
-		}
-		return n
+		return sumSizes(m.Value, func(b []byte) int { return len(b) })
 	case *types.AttributeValueMemberNS:
-		n := 0
-		for _, s := range m.Value {
-			n += numberSize(s)
-		}
-		return n
+		return sumSizes(m.Value, numberSize)
 	case *types.AttributeValueMemberM:
 		n := 3
 		for k, e := range m.Value {
@@ -108,6 +96,15 @@ func numberSize(s string) int {
 	}
 	if neg {
 		n++
+	}
+	return n
+}
+
+// sumSizes is the size of a set: the sum of its members' sizes.
+func sumSizes[T any](set []T, size func(T) int) int {
+	n := 0
+	for _, v := range set {
+		n += size(v)
 	}
 	return n
 }

@@ -17,19 +17,8 @@ import (
 	"github.com/streamfold/streamfold/internal/functionurl"
 )
 
-// event is a function URL event as Lambda sends it: lower-case header names,
-// rawPath and requestContext.http.path equal.
-func event(method, rawPath, rawQuery string, headers map[string]string) events.LambdaFunctionURLRequest {
-	return events.LambdaFunctionURLRequest{
-		Version: "2.0", RawPath: rawPath, RawQueryString: rawQuery, Headers: headers,
-		RequestContext: events.LambdaFunctionURLRequestContext{
-			DomainName: "abc123.lambda-url.us-east-1.on.aws",
-			HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{
-				Method: method, Path: rawPath, Protocol: "HTTP/1.1", SourceIP: "203.0.113.7",
-			},
-		},
-	}
-}
+// event is a function URL event as Lambda sends it.
+var event = functionurl.Event
 
 // request is what a test compares of an *http.Request.
 type request struct {
