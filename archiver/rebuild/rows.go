@@ -70,7 +70,7 @@ func RowKinds() []RowKind {
 }
 
 // messageScopePrefix starts the scope of every per-stage message count row.
-const messageScopePrefix = "messages/"
+const messageScopePrefix = schema.MessageScopePrefix
 
 // workflowTypes are the partitions of workflows GSI1 holding metrics rows
 // ([workflowType, entityType = "metrics"]); schema.Validate admits no other
