@@ -1,7 +1,6 @@
 package projector_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -18,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -44,31 +44,14 @@ type foldEvent struct {
 // foldLoad reads an NDJSON file of envelopes and validates every event.
 func foldLoad(t testing.TB, path string) []foldEvent {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []foldEvent
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 || line[0] == '#' {
-			continue
-		}
-		var e schema.Event
-		if err := json.Unmarshal(line, &e); err != nil {
-			t.Fatalf("%s:%d: %v", path, n, err)
-		}
-		p, err := schema.Validate(&e)
+	evs := testenv.LoadEvents(t, path)
+	out := make([]foldEvent, len(evs))
+	for i := range evs {
+		p, err := schema.Validate(&evs[i])
 		if err != nil {
-			t.Fatalf("%s:%d: %v", path, n, err)
+			t.Fatalf("%s: event %d (%s): %v", path, i+1, evs[i].ID, err)
 		}
-		out = append(out, foldEvent{e, p})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		out[i] = foldEvent{evs[i], p}
 	}
 	return out
 }
