@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -233,20 +232,7 @@ func checkExactlyOnce(t *testing.T, db *sql.DB, stored map[string]map[string]boo
 			got[s+" "+id] = true
 		}
 		q.Close()
-		var missing, extra []string
-		for k := range want {
-			if !got[k] {
-				missing = append(missing, k)
-			}
-		}
-		for k := range got {
-			if !want[k] {
-				extra = append(extra, k)
-			}
-		}
-		if len(missing) > 0 || len(extra) > 0 {
-			sort.Strings(missing)
-			sort.Strings(extra)
+		if missing, extra := diffKeys(got, want); len(missing) > 0 || len(extra) > 0 {
 			t.Errorf("%s: %d stored events missing from the archive (e.g. %.3q), %d archived events not stored (e.g. %.3q)", td.Name, len(missing), missing, len(extra), extra)
 		}
 	}
