@@ -41,7 +41,8 @@ type Config struct {
 	// TargetObjectBytes is the size compaction merges small objects up to
 	// (default 128 MiB).
 	TargetObjectBytes int64
-	// Concurrency bounds the S3 requests one call has in flight (default 8).
+	// Concurrency bounds the S3 requests one call has in flight per table
+	// (default 8); a batch writes its tables at once.
 	Concurrency int
 	// ExpectedBucketOwner, when set, is the 12-digit AWS account id every
 	// S3 request names as the bucket's owner (x-amz-expected-bucket-owner):

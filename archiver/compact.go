@@ -79,8 +79,8 @@ func (p compactPlan) inputs() []string {
 // Candidates are the objects smaller than target and older than minAge
 // (minAge < 0: all), taken in key order; they are packed greedily into
 // groups of at most target bytes, and groups of one object are dropped.
-// The outputs are named after a hash of all inputs, so running the same plan
-// twice writes the same keys.
+// The outputs are named after a hash of all inputs (what a dry run shows);
+// Compact gives them per-run names before it writes them.
 func planCompaction(l layout, table, date string, keys []string, info map[string]listed, target int64, minAge time.Duration, now time.Time) (compactPlan, error) {
 	var p compactPlan
 	var candidates []string
@@ -241,14 +241,6 @@ func (a *Archive) Compact(ctx context.Context, table, date string, opts CompactO
 		return st, err
 	}
 	return st, nil
-}
-
-func uris(l layout, keys []string) []string {
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = l.uri(k)
-	}
-	return out
 }
 
 func (a *Archive) deleteAll(ctx context.Context, keys []string) error {

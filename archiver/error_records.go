@@ -26,7 +26,7 @@ func (a *Archive) putError(ctx context.Context, e ErrorRecord) error {
 	if err != nil {
 		return wrapf(err, "encode error record %s", e.SequenceNumber)
 	}
-	_, err = a.put(ctx, a.l.errorKey(EventDate(e.SeenAt), e.SequenceNumber, e.EventID), body, "application/json", putCond{})
+	err = a.put(ctx, a.l.errorKey(EventDate(e.SeenAt), e.SequenceNumber, e.EventID), body, "application/json")
 	return err
 }
 

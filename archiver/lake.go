@@ -1,10 +1,13 @@
 package archiver
 
 import (
+	"strconv"
+
+	"github.com/streamfold/streamfold/internal/retry"
+
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -30,8 +33,8 @@ var tableProps = iceberg.Properties{
 	"commit.manifest-merge.enabled":      "true",
 	"commit.manifest.min-count-to-merge": "4",
 	// Snapshot expiry (maintenance) keeps a week of time travel.
-	"history.expire.max-snapshot-age-ms":   "604800000",
-	"history.expire.min-snapshots-to-keep": "10",
+	"history.expire.max-snapshot-age-ms":   strconv.FormatInt(DefaultSnapshotAge.Milliseconds(), 10),
+	"history.expire.min-snapshots-to-keep": strconv.Itoa(DefaultRetainSnapshots),
 	"streamfold.table-format":              "streamfold archive v2 (Iceberg)",
 }
 
@@ -115,7 +118,7 @@ func (k *lake) ensure(ctx context.Context, name string) (*table.Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("archiver: load table %s: %w", strings.Join(id, "."), err)
 	}
-	if loc, want := strings.TrimSuffix(t.Location(), "/"), "s3://"+k.l.bucket+"/"+k.l.tableDir(name); loc != want {
+	if loc, want := strings.TrimSuffix(t.Location(), "/"), k.l.uri(k.l.tableDir(name)); loc != want {
 		return nil, fmt.Errorf("%w: table %s of the catalog is at %s, not at this archive's %s (another archive uses this namespace: pick another --namespace or catalog)",
 			ErrSchemaMismatch, strings.Join(id, "."), loc, want)
 	}
@@ -199,7 +202,7 @@ func (k *lake) create(ctx context.Context, name string, s *iceberg.Schema) (*tab
 		props["comment"] = def.doc
 	}
 	t, err := k.cat.CreateTable(ctx, k.ident(name), s,
-		catalog.WithLocation("s3://"+k.l.bucket+"/"+k.l.tableDir(name)),
+		catalog.WithLocation(k.l.uri(k.l.tableDir(name))),
 		catalog.WithPartitionSpec(&spec),
 		catalog.WithProperties(props))
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
@@ -261,10 +264,9 @@ func isCommitConflict(err error) bool {
 }
 
 // retry runs attempt on the table's current metadata until it commits,
-// reloading after each conflict with jittered backoff. attempt returns
+// reloading after each conflict with jittered backoff (retry.Full). attempt returns
 // done=true when there is nothing (left) to commit.
 func (k *lake) retry(ctx context.Context, attempt func(t *table.Table) (done bool, err error), name string) error {
-	backoff := 20 * time.Millisecond
 	for i := 0; ; i++ {
 		t, err := k.cat.LoadTable(ctx, k.ident(name))
 		if err != nil {
@@ -280,13 +282,11 @@ func (k *lake) retry(ctx context.Context, attempt func(t *table.Table) (done boo
 		if i+1 >= maxCommitAttempts {
 			return fmt.Errorf("%w: table %s: %d attempts: %w", ErrCommitContention, name, i+1, err)
 		}
-		sleep := backoff/2 + rand.N(backoff)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(sleep):
+		// Full jitter, 20 ms * 2^i on average, as the writers that
+		// conflicted spread out.
+		if err := retry.Sleep(ctx, retry.Full(40*time.Millisecond, 4*time.Second, i+1)); err != nil {
+			return err
 		}
-		backoff = min(2*backoff, 2*time.Second)
 	}
 }
 

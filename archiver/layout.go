@@ -192,3 +192,11 @@ func (l layout) migrationMarkerKey(table, date string) string {
 func (l layout) legacyDataDir(table, date string) string {
 	return l.join(table+"/"+partition(date)) + "/"
 }
+
+func uris(l layout, keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = l.uri(k)
+	}
+	return out
+}

@@ -103,7 +103,7 @@ func (a *Archive) Maintain(ctx context.Context, table string, opts MaintainOptio
 	// files of the pre-Iceberg format (<table>/event_date=D/), which no
 	// snapshot holds and which must survive until they are migrated.
 	for _, dir := range []string{dataDir, "metadata"} {
-		loc := "s3://" + a.l.bucket + "/" + a.l.tableDir(table) + "/" + dir
+		loc := a.l.uri(a.l.tableDir(table) + "/" + dir)
 		res, err := t.DeleteOrphanFiles(ctx, icetable.WithLocation(loc), icetable.WithFilesOlderThan(opts.OrphanAge), icetable.WithDryRun(opts.DryRun))
 		if err != nil {
 			return st, fmt.Errorf("archiver: delete orphan files of %s under %s: %w", table, loc, err)

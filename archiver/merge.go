@@ -101,7 +101,7 @@ func (a *Archive) mergeInto(ctx context.Context, table string, inputs []string, 
 	if err != nil {
 		return 0, 0, writtenFile{}, err
 	}
-	if _, err := a.put(ctx, out, buf.Bytes(), "application/vnd.apache.parquet", putCond{}); err != nil {
+	if err := a.put(ctx, out, buf.Bytes(), "application/vnd.apache.parquet"); err != nil {
 		return 0, 0, writtenFile{}, err
 	}
 	return rows, dups, f, nil

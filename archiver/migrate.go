@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 )
 
@@ -418,24 +417,18 @@ func (a *Archive) migrationDone(ctx context.Context, table, date, id string, man
 	case !errors.Is(err, ErrNotFound):
 		return false, err
 	}
-	t, err := a.lake.cat.LoadTable(ctx, a.lake.ident(table))
-	if errors.Is(err, catalog.ErrNoSuchTable) {
-		return false, nil
-	}
+	t, err := a.lake.current(ctx, table)
 	if err != nil {
-		return false, fmt.Errorf("archiver: load table %s: %w", table, err)
+		return false, err
 	}
 	files, err := a.lake.dataFiles(ctx, t, []string{date})
 	if err != nil {
 		return false, err
 	}
 	var mine []string
-	for k := range files {
+	for _, k := range keysOn(files, date) {
 		got, ok := migratedID(k)
 		if !ok {
-			continue
-		}
-		if d, _ := dateOfKey(k); d != date {
 			continue
 		}
 		if got != id {
@@ -460,7 +453,7 @@ func (a *Archive) writeMigrationMarker(ctx context.Context, table, date, id stri
 	if err != nil {
 		return err
 	}
-	_, err = a.put(ctx, a.l.migrationMarkerKey(table, date), body, "application/json", putCond{})
+	err = a.put(ctx, a.l.migrationMarkerKey(table, date), body, "application/json")
 	return err
 }
 

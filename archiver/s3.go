@@ -17,8 +17,6 @@ import (
 )
 
 // S3API is the part of the S3 client the archive uses (*s3.Client has it).
-// Manifest updates need conditional writes: PutObject with IfMatch (the
-// ETag read) or IfNoneMatch "*", failing with 412 PreconditionFailed.
 type S3API interface {
 	PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
@@ -40,18 +38,6 @@ func isNotFound(err error) bool {
 	return httpStatus(err) == http.StatusNotFound
 }
 
-// isPreconditionFailed reports a conditional write that lost: 412
-// PreconditionFailed, or 409 ConditionalRequestConflict (S3's answer to two
-// conditional writes of one key in flight at once).
-func isPreconditionFailed(err error) bool {
-	var ae smithy.APIError
-	if errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict") {
-		return true
-	}
-	s := httpStatus(err)
-	return s == http.StatusPreconditionFailed || s == http.StatusConflict
-}
-
 func httpStatus(err error) int {
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
@@ -63,7 +49,6 @@ func httpStatus(err error) int {
 // object is a key's content and ETag.
 type object struct {
 	body []byte
-	etag string
 }
 
 // owner is the ExpectedBucketOwner of every request (nil: none).
@@ -87,16 +72,10 @@ func (a *Archive) get(ctx context.Context, key string) (object, error) {
 	if err != nil {
 		return object{}, &ObjectError{Op: "GetObject", Key: key, Err: err}
 	}
-	return object{body: body, etag: aws.ToString(out.ETag)}, nil
+	return object{body: body}, nil
 }
 
-// putCond says how a put is conditioned: none, if absent, if the ETag matches.
-type putCond struct {
-	ifAbsent bool
-	ifMatch  string
-}
-
-func (a *Archive) put(ctx context.Context, key string, body []byte, contentType string, cond putCond) (string, error) {
+func (a *Archive) put(ctx context.Context, key string, body []byte, contentType string) error {
 	in := &s3.PutObjectInput{
 		Bucket:        aws.String(a.cfg.Bucket),
 		Key:           aws.String(key),
@@ -106,17 +85,10 @@ func (a *Archive) put(ctx context.Context, key string, body []byte, contentType 
 
 		ExpectedBucketOwner: a.owner(),
 	}
-	switch {
-	case cond.ifMatch != "":
-		in.IfMatch = aws.String(cond.ifMatch)
-	case cond.ifAbsent:
-		in.IfNoneMatch = aws.String("*")
+	if _, err := a.api.PutObject(ctx, in); err != nil {
+		return &ObjectError{Op: "PutObject", Key: key, Err: err}
 	}
-	out, err := a.api.PutObject(ctx, in)
-	if err != nil {
-		return "", &ObjectError{Op: "PutObject", Key: key, Err: err}
-	}
-	return aws.ToString(out.ETag), nil
+	return nil
 }
 
 func (a *Archive) delete(ctx context.Context, key string) error {

@@ -52,7 +52,7 @@ func init() {
 		id := props[s3ClientProp]
 		c, ok := s3Clients.Load(id)
 		if !ok {
-			return nil, fmt.Errorf("archiver: no S3 client %q registered for the catalog (open it with OpenCatalog)", id)
+			return nil, fmt.Errorf("archiver: no S3 client %q registered for the catalog (it is registered by archiver.New)", id)
 		}
 		return &s3FS{c: c.(s3Client)}, nil
 	})

@@ -7,8 +7,9 @@ import (
 	"github.com/streamfold/streamfold/schema"
 )
 
-// PartitionKey is the Hive partition column of every table: the event's own
-// UTC date (YYYY-MM-DD). It is part of the object key, not of the file.
+// PartitionKey names the event's own UTC date (YYYY-MM-DD) in a data file's
+// key (event_date=D/); the Iceberg partition is day(event_time). It is part
+// of the object key, not of the file.
 const PartitionKey = "event_date"
 
 // Glue (Hive) column types used by the tables. Only types Athena reads from
@@ -23,7 +24,8 @@ const (
 	TypeTimestamp = "timestamp"
 )
 
-// Column is one column of an archive table, as Glue declares it.
+// Column is one column of an archive table (Glue reads it from the Iceberg
+// schema).
 type Column struct {
 	Name    string // snake_case, unique in its table
 	Type    string // Glue/Hive type: string, bigint, int, double, boolean, timestamp
@@ -72,7 +74,7 @@ func registerTable(t *tableDef) {
 	tableDefs = slices.Insert(tableDefs, i, t)
 }
 
-// Tables returns the archive's table definitions (the Glue schema), in a
+// Tables returns the archive's table definitions (the Iceberg schema), in a
 // stable order (by name). The Parquet schema of each table is built from
 // the same definitions, column for column, with each column's ID as its
 // field_id and Required as its repetition (the Iceberg schema is built from

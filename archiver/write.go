@@ -28,9 +28,9 @@ type group struct {
 	recs        []Record
 }
 
-// planBatch groups records by (table, event date) and names each group's
-// object after the lowest sequence number in it. Groups come out sorted by
-// table and date.
+// planBatch groups records by (table, event date); commitGroups names each
+// group's file after its first and last sequence numbers. Groups come out
+// sorted by table and date.
 func planBatch(recs []Record) ([]*group, error) {
 	byKey := map[string]*group{}
 	var groups []*group
@@ -180,7 +180,7 @@ func (a *Archive) commitGroups(ctx context.Context, table string, groups []*grou
 			if err != nil {
 				return err
 			}
-			if _, err := a.put(ctx, keys[i], buf.Bytes(), "application/vnd.apache.parquet", putCond{}); err != nil {
+			if err := a.put(ctx, keys[i], buf.Bytes(), "application/vnd.apache.parquet"); err != nil {
 				return err
 			}
 			written[i] = &f

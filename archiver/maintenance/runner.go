@@ -50,7 +50,8 @@ type Config struct {
 	// invocation's (default DefaultDaysAgo; at least 1: today's partition
 	// is still being written).
 	DaysAgo int
-	// Tables to compact; empty means every table (archiver.Tables()).
+	// Tables to compact and maintain; empty means every table
+	// (archiver.Tables()).
 	Tables []string
 	// Compact tunes the compactions (zero value: archiver's defaults).
 	Compact archiver.CompactOptions

@@ -1,6 +1,8 @@
 package rebuild
 
 import (
+	"github.com/streamfold/streamfold/internal/retry"
+
 	"cmp"
 	"context"
 	"errors"
@@ -253,10 +255,8 @@ func (f *folder) flush(ctx context.Context) error {
 			f.mu.Lock()
 			f.st.Retried += len(groups)
 			f.mu.Unlock()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Duration(50<<min(round, 6)) * time.Millisecond):
+			if err := retry.Sleep(ctx, retry.Exp(100*time.Millisecond, 3200*time.Millisecond, round)); err != nil {
+				return err
 			}
 		}
 		failed := f.projectChunks(ctx, chunk(groups, f.opts.ChunkEvents), round+1 == f.opts.Rounds)

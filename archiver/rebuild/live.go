@@ -76,7 +76,7 @@ func reads(kind RowKind, n schema.Naming) ([]read, error) {
 			ConsistentRead:            aws.Bool(true),
 			FilterExpression:          aws.String("begins_with(#s, :p)"),
 			ExpressionAttributeNames:  map[string]string{"#s": "scope"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: messageScopePrefix}},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: schema.MessageScopePrefix}},
 		}}}, nil
 	case KindRunSummaries:
 		return []read{{scan: &dynamodb.ScanInput{TableName: table, ConsistentRead: aws.Bool(true)}}}, nil

@@ -59,7 +59,7 @@ func RowKinds() []RowKind {
 		{
 			Name: KindMessageCounts, Table: schema.TableMetrics, Population: "total",
 			match: func(it map[string]types.AttributeValue) bool {
-				return strings.HasPrefix(strAttr(it, "scope"), messageScopePrefix)
+				return strings.HasPrefix(strAttr(it, "scope"), schema.MessageScopePrefix)
 			},
 		},
 		{
@@ -68,9 +68,6 @@ func RowKinds() []RowKind {
 		},
 	}
 }
-
-// messageScopePrefix starts the scope of every per-stage message count row.
-const messageScopePrefix = schema.MessageScopePrefix
 
 // workflowTypes are the partitions of workflows GSI1 holding metrics rows
 // ([workflowType, entityType = "metrics"]); schema.Validate admits no other
