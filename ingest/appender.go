@@ -1,8 +1,6 @@
 package ingest
 
 import (
-	"github.com/streamfold/streamfold/internal/retry"
-
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -17,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/streamfold/streamfold/internal/retry"
 	"github.com/streamfold/streamfold/schema"
 )
 

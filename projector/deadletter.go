@@ -41,8 +41,3 @@ const (
 func NewDeadLetter(consumer, reason string, rec events.DynamoDBEventRecord, cause error, now time.Time) (DeadLetter, error) {
 	return deadletter.NewLetter(consumer, reason, rec, cause, now)
 }
-
-// Position renders a sortable dead-letter position from a sequence number.
-func Position(seq, eventID string) string {
-	return deadletter.Position(seq, eventID)
-}

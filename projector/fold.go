@@ -64,15 +64,21 @@ func NewAggregate(k AggregateKind) Aggregate {
 	return nil
 }
 
-// precedenceOf is the Precedence of an aggregate kind's lifecycle, as its
-// schema domain declares it.
-func precedenceOf(k AggregateKind) Precedence {
+// lifecycleOf is an aggregate kind's lifecycle, as its schema domain
+// declares it.
+func lifecycleOf(k AggregateKind) schema.Lifecycle {
 	a, ok := schema.AggregateOf(string(k))
 	if !ok {
 		panic("projector: no schema domain declares aggregate " + string(k))
 	}
+	return a.Lifecycle
+}
+
+// precedenceOf is the Precedence of an aggregate kind's lifecycle, as its
+// schema domain declares it.
+func precedenceOf(k AggregateKind) Precedence {
 	p := Precedence{}
-	for _, st := range a.Lifecycle {
+	for _, st := range lifecycleOf(k) {
 		p[st.Name] = st.Rank
 	}
 	return p

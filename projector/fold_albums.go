@@ -20,7 +20,7 @@ func init() {
 // (avgDurationMs = durationSumMs / durationCount, avgCostPerExecution =
 // totalCost / executionCount); other workflows items derive nothing.
 func deriveMetricsRow(row map[string]types.AttributeValue) map[string]types.AttributeValue {
-	if s, ok := row["entityType"].(*types.AttributeValueMemberS); !ok || s.Value != "metrics" {
+	if s, ok := row["entityType"].(*types.AttributeValueMemberS); !ok || s.Value != schema.EntityMetrics {
 		return nil
 	}
 	return map[string]types.AttributeValue{

@@ -18,11 +18,11 @@ func init() { registerFold(KindMessage, func() Aggregate { return &MessageState{
 var messageStatuses = precedenceOf(KindMessage)
 
 // messageLifecycle is the messages' lifecycle as schema declares it.
-var messageLifecycle = func() schema.Lifecycle { a, _ := schema.AggregateOf(schema.AggregateMessage); return a.Lifecycle }()
+var messageLifecycle = lifecycleOf(KindMessage)
 
 // messageStatusList is every status, in precedence order (the counters of a
 // message metrics row).
-var messageStatusList = schema.Statuses(schema.AggregateMessage)
+var messageStatusList = messageLifecycle.Names()
 
 // MessageState is the fold of one rez_agent message (messages/<id>): the
 // seed 004 messages item and its share of the per-stage daily counts.

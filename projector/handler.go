@@ -19,9 +19,6 @@ import (
 // deadletter.ErrPoison, the one poison sentinel of every consumer.
 var ErrPoison = deadletter.ErrPoison
 
-// deadLetterPutter is where poison records go.
-type deadLetterPutter = deadletter.Putter
-
 // HandlerConfig configures a Handler.
 type HandlerConfig struct {
 	// Consumer names this consumer in the dead-letter table. Default "projector".
@@ -34,13 +31,13 @@ type HandlerConfig struct {
 // calls): DynamoDB stream batch in, partial batch response out.
 type Handler struct {
 	proj *Projector
-	dl   deadLetterPutter
+	dl   deadletter.Putter
 	cfg  HandlerConfig
 	log  *slog.Logger
 }
 
 // NewHandler returns a Handler.
-func NewHandler(p *Projector, dl deadLetterPutter, cfg HandlerConfig, log *slog.Logger) *Handler {
+func NewHandler(p *Projector, dl deadletter.Putter, cfg HandlerConfig, log *slog.Logger) *Handler {
 	if cfg.Consumer == "" {
 		cfg.Consumer = "projector"
 	}

@@ -1,21 +1,19 @@
 package projector
 
 import (
-	"github.com/streamfold/streamfold/internal/retry"
-
 	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/streamfold/streamfold/internal/retry"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -162,7 +160,7 @@ func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
 	pending := subjects
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt > 0 {
-			if err := retry.Sleep(ctx, jitter(p.cfg.ConflictBackoff, attempt)); err != nil {
+			if err := retry.Sleep(ctx, retry.Full(p.cfg.ConflictBackoff, time.Second, attempt)); err != nil {
 				for _, s := range pending {
 					out.Failed[s] = err
 				}
@@ -223,15 +221,6 @@ func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
 		out.Expired += n
 	}
 	return out
-}
-
-// jitter is a random pause in [0, base*2^(attempt-1)], at most 1 s.
-func jitter(base time.Duration, attempt int) time.Duration {
-	d := min(base<<min(attempt-1, 10), time.Second)
-	if d <= 0 {
-		return 0
-	}
-	return time.Duration(rand.Int64N(int64(d)) + 1)
 }
 
 // fold loads an aggregate from its stored state, applies inputs and plans

@@ -1,8 +1,6 @@
 package projector
 
 import (
-	"github.com/streamfold/streamfold/internal/retry"
-
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/streamfold/streamfold/internal/retry"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -125,7 +124,7 @@ func (s *DynamoStore) batchGet(ctx context.Context, table string, keys []map[str
 				return fmt.Errorf("projector: read %s: unprocessed keys after %d attempts", table, attempt)
 			}
 			if attempt > 0 {
-				if err := retry.Sleep(ctx, jitter(10*time.Millisecond, attempt)); err != nil {
+				if err := retry.Sleep(ctx, retry.Full(10*time.Millisecond, time.Second, attempt)); err != nil {
 					return err
 				}
 			}

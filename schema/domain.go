@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -161,15 +162,7 @@ func registerDomain(d Descriptor) {
 		kinds[t.Type] = Kind{Type: t.Type, Domain: d.Domain, Aggregate: t.Aggregate, Status: t.Status, new: t.New}
 	}
 	domains = append(domains, d)
-	slices.SortFunc(domains, func(a, b Descriptor) int {
-		switch {
-		case a.Domain < b.Domain:
-			return -1
-		case a.Domain > b.Domain:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(domains, func(a, b Descriptor) int { return cmp.Compare(a.Domain, b.Domain) })
 }
 
 // Domains returns every registered domain, sorted by name.

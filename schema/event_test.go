@@ -1,14 +1,13 @@
 package schema_test
 
 import (
-	"github.com/streamfold/streamfold/internal/testenv"
-
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
 

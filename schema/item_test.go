@@ -1,8 +1,6 @@
 package schema_test
 
 import (
-	"github.com/streamfold/streamfold/internal/testenv"
-
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
 

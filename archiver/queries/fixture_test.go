@@ -1,8 +1,6 @@
 package queries_test
 
 import (
-	"github.com/streamfold/streamfold/internal/testenv"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,6 +18,7 @@ import (
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/archiver/queries"
 	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"

@@ -1,8 +1,6 @@
 package rebuild
 
 import (
-	"github.com/streamfold/streamfold/internal/retry"
-
 	"cmp"
 	"context"
 	"errors"
@@ -11,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamfold/streamfold/internal/retry"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )

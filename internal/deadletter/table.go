@@ -105,12 +105,6 @@ func (s *Table) Sink(consumer, reason string) TableSink {
 	return TableSink{Table: s, Consumer: consumer, Reason: reason}
 }
 
-// Quarantine stores rec as a dead letter of consumer with the given reason
-// and cause.
-func (s *Table) Quarantine(ctx context.Context, consumer, reason string, rec events.DynamoDBEventRecord, cause error) error {
-	return s.Sink(consumer, reason).Quarantine(ctx, rec, cause)
-}
-
 // OnPoison returns the function a stream runner calls for a record that
 // exhausted its retries (streamrun.Config.OnPoison): it quarantines the
 // record as a dead letter of consumer with reason "retries-exhausted".

@@ -1,8 +1,6 @@
 package streamrun
 
 import (
-	"github.com/streamfold/streamfold/internal/retry"
-
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/streamfold/streamfold/internal/retry"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
 

@@ -1,8 +1,6 @@
 package streamrun
 
 import (
-	"github.com/streamfold/streamfold/internal/retry"
-
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/streamfold/streamfold/internal/retry"
 )
 
 // StreamsAPI is the part of the DynamoDB Streams client a Runner uses;

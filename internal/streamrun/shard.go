@@ -1,8 +1,6 @@
 package streamrun
 
 import (
-	"github.com/streamfold/streamfold/internal/retry"
-
 	"context"
 	"fmt"
 	"log/slog"
@@ -13,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
+	"github.com/streamfold/streamfold/internal/retry"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
 

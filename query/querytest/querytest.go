@@ -10,8 +10,6 @@
 package querytest
 
 import (
-	"github.com/streamfold/streamfold/internal/testenv"
-
 	"bytes"
 	"context"
 	_ "embed"
@@ -21,6 +19,7 @@ import (
 	"time"
 
 	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
