@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +25,7 @@ func (s *server) routes(mux *http.ServeMux) {
 			allowed = append(allowed, "limit", "cursor")
 		}
 		mux.Handle(p.Route, s.endpoint(true, allowed, func(r *http.Request) (any, error) {
-			return p.Run(r.Context(), s.q, &input{s: s, r: r})
+			return p.Run(r.Context(), s.q, &input{s: s, r: r, q: r.URL.Query()})
 		}))
 	}
 }
@@ -34,12 +35,13 @@ func (s *server) routes(mux *http.ServeMux) {
 type input struct {
 	s *server
 	r *http.Request
+	q url.Values // the request's query, parsed once
 }
 
 func (in *input) Value(name string) (string, bool) {
 	v := in.r.PathValue(name)
 	if v == "" {
-		v = in.r.URL.Query().Get(name)
+		v = in.q.Get(name)
 	}
 	return v, v != ""
 }
@@ -50,7 +52,7 @@ func (in *input) Now() time.Time { return in.s.cfg.Now() }
 
 // Page reads ?limit= (at most Config.MaxPageSize) and ?cursor=.
 func (in *input) Page() (query.PageRequest, error) {
-	q := in.r.URL.Query()
+	q := in.q
 	p := query.PageRequest{Cursor: q.Get("cursor")}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)

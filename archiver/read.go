@@ -21,6 +21,21 @@ func (a *Archive) Partitions(ctx context.Context, table string) ([]string, error
 	return datesOf(files), nil
 }
 
+// PartitionObjects returns the keys of a table's data files in its current
+// snapshot, by event date (each list sorted): Partitions and Objects of
+// every date from one snapshot, with one table load and one plan.
+func (a *Archive) PartitionObjects(ctx context.Context, table string) (map[string][]string, error) {
+	files, err := a.files(ctx, table, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, d := range datesOf(files) {
+		out[d] = keysOn(files, d)
+	}
+	return out, nil
+}
+
 // files returns the data files of a table's current snapshot in the given
 // dates (all dates when nil), by key.
 func (a *Archive) files(ctx context.Context, table string, dates []string) (map[string]iceberg.DataFile, error) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -180,19 +182,15 @@ func archiveTables(only string) ([]string, error) {
 func archiveLs(ctx context.Context, env *cliEnv, a *archiver.Archive, tables []string, date string, asJSON bool) int {
 	out := []partitionInfo{}
 	for _, t := range tables {
-		dates, err := a.Partitions(ctx, t)
+		parts, err := a.PartitionObjects(ctx, t)
 		if err != nil {
 			return errorf(env, exitRuntime, "archive ls: %v", err)
 		}
-		for _, d := range dates {
+		for _, d := range slices.Sorted(maps.Keys(parts)) {
 			if date != "" && d != date {
 				continue
 			}
-			objs, err := a.Objects(ctx, t, d)
-			if err != nil {
-				return errorf(env, exitRuntime, "archive ls: %v", err)
-			}
-			out = append(out, partitionInfo{Table: t, Date: d, Objects: len(objs)})
+			out = append(out, partitionInfo{Table: t, Date: d, Objects: len(parts[d])})
 		}
 	}
 	if asJSON {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -146,11 +145,11 @@ func provisionLocal(ctx context.Context, st devstack.Status, cfg devstack.Config
 	}
 	// The archive's Iceberg catalog lives beside MinIO's data, in the state
 	// directory: both persist across dev down and up, and go together.
-	stateDir, err := filepath.Abs(cfg.StateDir)
+	uri, err := localCatalogURI(cfg.StateDir)
 	if err != nil {
 		return rep, err
 	}
-	rep.Export["STREAMFOLD_CATALOG"] = "sqlite:" + filepath.Join(stateDir, "catalog.db")
+	rep.Export["STREAMFOLD_CATALOG"] = uri
 	return rep, nil
 }
 

@@ -126,11 +126,14 @@ func (g *globals) catalogURI() (string, error) {
 		cfg.SetDefaults()
 		dir = cfg.StateDir
 	}
-	abs, err := filepath.Abs(filepath.Join(dir, "catalog.db"))
-	if err != nil {
-		return "", err
-	}
-	return "sqlite:" + abs, nil
+	return localCatalogURI(dir)
+}
+
+// localCatalogURI is the local stack's Iceberg catalog: SQLite in its state
+// directory, beside MinIO's data.
+func localCatalogURI(stateDir string) (string, error) {
+	abs, err := filepath.Abs(filepath.Join(stateDir, "catalog.db"))
+	return "sqlite:" + abs, err
 }
 
 // openArchive opens the archive at uri (s3://bucket/prefix), or n's default
@@ -146,8 +149,7 @@ func (g *globals) openArchive(c *awsclient.Clients, n schema.Naming, uri string)
 	if err != nil {
 		return nil, err
 	}
-	ns := g.namespace
-	ns = cmp.Or(ns, archiveNamespace(bucket, n))
+	ns := cmp.Or(g.namespace, archiveNamespace(bucket, n))
 	return archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: prefix, Catalog: cat, Namespace: ns})
 }
 

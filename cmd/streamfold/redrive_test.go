@@ -169,7 +169,7 @@ func TestRedriveFromOnFailureMessages(t *testing.T) {
 	// The archiver's redrive archives exactly the range's events.
 	redriveCLI(exitOK, "--consumer", "archiver", file)
 	if archived := rs.archived(t); archived != 200 || sum.Totals.Redriven != 200 {
-		t.Fatalf("archived %d events (summary %+v), want 200", rs.archived(t), sum.Totals)
+		t.Fatalf("archived %d events (summary %+v), want 200", archived, sum.Totals)
 	}
 
 	// A range whose shard is gone: trimmed, with the remedy.

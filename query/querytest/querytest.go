@@ -14,7 +14,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 
@@ -45,16 +44,12 @@ var FixtureRecordedAt = time.Date(2030, time.January, 16, 0, 0, 0, 0, time.UTC)
 //     deployment), and job 67999 of run 54400 in_progress since 08:00;
 //   - seed 004: three messages (completed, failed after a retry, processing).
 func Fixture() []schema.Event {
-	evs, err := ReadNDJSON(bytes.NewReader(fixture))
+	evs, err := testenv.ReadEvents(bytes.NewReader(fixture))
 	if err != nil {
 		panic("querytest: fixture: " + err.Error())
 	}
 	return evs
 }
-
-// ReadNDJSON reads one event envelope per line (blank lines skipped); see
-// testenv.ReadEvents.
-func ReadNDJSON(r io.Reader) ([]schema.Event, error) { return testenv.ReadEvents(r) }
 
 // DynamoAPI is what loading needs: the appender's PutItem and the
 // DynamoStore's calls. *dynamodb.Client satisfies it.
