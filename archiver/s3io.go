@@ -291,7 +291,19 @@ func (r *s3File) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// Read reads sequentially. Sequential readers (the Avro manifests and
+// manifest lists) read a file whole, a few KiB at a time: the first Read
+// before the cached tail fetches everything from there to the tail in one
+// ranged GET, so such a file costs at most two GETs whatever its size.
+// Random access (ReadAt: the Parquet readers) is unchanged.
 func (r *s3File) Read(p []byte) (int, error) {
+	if tailStart := r.size - int64(len(r.tail)); len(p) > 0 && r.off < tailStart {
+		head := make([]byte, tailStart-r.off)
+		if _, err := r.ReadAt(head, r.off); err != nil {
+			return 0, err
+		}
+		r.tail = append(head, r.tail...)
+	}
 	n, err := r.ReadAt(p, r.off)
 	r.off += int64(n)
 	return n, err
