@@ -51,6 +51,22 @@ on() { # on PORT S3PORT CMD...: run CMD against one stack
   STREAMFOLD_DYNAMODB_ENDPOINT="http://127.0.0.1:$d" STREAMFOLD_S3_ENDPOINT="http://127.0.0.1:$s" "$@"
 }
 
+# failures FILE...: one line per failing test, "package TestName" (subtests too), from go
+# test's output; a package that failed without naming a test (build failure, panic, time-out)
+# is named on its own.
+failures() {
+  awk '
+    /^ *--- FAIL: / { t = $0; sub(/^ *--- FAIL: /, "", t); sub(/ \(.*$/, "", t); failed[++n] = t; next }
+    /^FAIL\t/ || /^FAIL [^ ]+ \[/ {
+      pkg = $2
+      if (n == 0) printf "  %s (no test named: build failure, panic or time-out; see its output above)\n", pkg
+      for (i = 1; i <= n; i++) printf "  %s %s\n", pkg, failed[i]
+      n = 0; next
+    }
+    /^ok\t/ { n = 0 }
+  ' "$@"
+}
+
 echo "== go test"
 # Compile every test binary once, before the two runs compete for the CPU.
 if ! out="$(go test -count=1 -run '^$' ./... 2>&1)"; then echo "$out"; exit 1; fi
@@ -59,14 +75,17 @@ on "$DDB_PORT" "$S3_PORT" go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./proje
 proj_pid=$!
 rest_rc=0
 # shellcheck disable=SC2046
-on "$DDB_PORT2" "$S3_PORT2" go test -count=1 -timeout 20m ${GOTESTFLAGS:-} $(go list ./... | grep -Ev '/streamfold/projector(/|$)') || rest_rc=$?
+rest_log="$(mktemp)"
+on "$DDB_PORT2" "$S3_PORT2" go test -count=1 -timeout 20m ${GOTESTFLAGS:-} $(go list ./... | grep -Ev '/streamfold/projector(/|$)') 2>&1 | tee "$rest_log" || rest_rc=$?
 proj_rc=0
 wait "$proj_pid" || proj_rc=$?
 cat "$proj_log"
-rm -f "$proj_log"
 
 echo "== done in $(( $(date +%s) - start ))s"
 if [ "$rest_rc" -ne 0 ] || [ "$proj_rc" -ne 0 ]; then
-  echo "FAILED: go test exit codes: projector $proj_rc, other packages $rest_rc"
+  echo "FAILED: go test exit codes: projector $proj_rc, other packages $rest_rc; failing tests:"
+  failures "$proj_log" "$rest_log"
+  rm -f "$proj_log" "$rest_log"
   exit 1
 fi
+rm -f "$proj_log" "$rest_log"

@@ -10,13 +10,14 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/projector"
 )
 
 // benchBatches renders a simulate workload as Lambda event JSON batches.
 func benchBatches(b *testing.B, n, batch int) ([][]byte, int) {
 	b.Helper()
-	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
+	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(3), time.Monday) // recent, and the same workload whatever the day
 	evs, _, err := simulate.Generate(simulate.Config{Seed: 42, Events: n, Days: 3, Start: start})
 	if err != nil {
 		b.Fatal(err)

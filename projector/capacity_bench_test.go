@@ -17,6 +17,7 @@ import (
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/capacity"
+	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -43,7 +44,7 @@ import (
 //
 //	go test ./projector -run '^$' -bench CapacityDynamoDBLocal -benchtime 1x
 func BenchmarkCapacityDynamoDBLocal(b *testing.B) {
-	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -2)
+	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(2), time.Monday) // recent, and the same workload whatever the day
 	// The jobs workload arrives at 1 event/s, so that its 2,000 events
 	// span whole job lifecycles (queued to completed, minutes apart) with
 	// other jobs' events between them; at the default 100 events/s a

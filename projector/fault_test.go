@@ -16,6 +16,7 @@ import (
 
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/streamrun"
+	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"
@@ -82,7 +83,7 @@ func workloadN(t *testing.T, seed int64, n int) []schema.Event {
 	// Recent dates: projections carry TTLs (90 days from creation) that
 	// DynamoDB Local enforces, so a workload from long ago would expire
 	// while the test runs.
-	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
+	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(3), time.Monday) // recent, and the same workload whatever the day
 	evs, _, err := simulate.Generate(simulate.Config{Seed: seed, Events: n, Days: 3, Start: start})
 	if err != nil {
 		t.Fatal(err)

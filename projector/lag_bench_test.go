@@ -12,6 +12,7 @@ import (
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/streamrun"
+	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
@@ -44,7 +45,7 @@ func BenchmarkLagDynamoDBLocal(b *testing.B) {
 func measureLag(b *testing.B, total int, window time.Duration) (p50, p99 float64, n int) {
 	b.Helper()
 	p := newPipelineTB(b)
-	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(1), time.Monday) // recent, and the same workload whatever the day
 	evs, _, err := simulate.Generate(simulate.Config{Seed: 9, Events: total, Days: 1, Start: start})
 	if err != nil {
 		b.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -171,7 +172,7 @@ func (r *rowWrites) Commit(ctx context.Context, tx projector.Tx) error {
 // projector subtracts what it applied, not what the new rule would have
 // given for the old state.
 func TestUpgradeChangingContributions(t *testing.T) {
-	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -2)
+	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(2), time.Monday) // recent, and the same workload whatever the day
 	evs, _, err := simulate.Generate(simulate.Config{Seed: 5, Events: 3000, Days: 1, Start: start, Mix: simulate.Mix{Messages: 1}})
 	if err != nil {
 		t.Fatal(err)

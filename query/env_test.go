@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/query/querytest"
@@ -66,7 +67,10 @@ func loadWorld(t *testing.T) *world {
 func buildWorld(t *testing.T, c *awsclient.Clients) (*world, error) {
 	ctx := context.Background()
 	n, _ := testenv.SharedTables(t, c)
-	start := time.Now().UTC().Truncate(24 * time.Hour).Add(-24 * time.Hour)
+	// The latest Monday at least a day before the test clock's today: recent
+	// enough for the tables' TTLs, and always the same weekday, so that the
+	// workload is the same whatever day the tests run.
+	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(1), time.Monday)
 	w := &world{c: c, n: n, start: start, now: start.Add(36 * time.Hour), mem: projector.NewMemStore()}
 	// The old, thin order: the tests need whole lifecycles in 1,500
 	// events (jobs queued twice under two ids, every message with its

@@ -12,6 +12,7 @@ import (
 	"github.com/streamfold/streamfold/archiver/maintenance"
 	"github.com/streamfold/streamfold/archiver/rebuild"
 	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -68,7 +69,7 @@ func TestScheduledMaintenance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now().UTC()
+	now := testclock.Now() // the runner's clock too, so "yesterday" is the same day for both
 	today := now.Truncate(24 * time.Hour)
 	target, yesterday := today.AddDate(0, 0, -2), today.AddDate(0, 0, -1)
 	recs := append(records(t, 41, 400, target, 0), records(t, 42, 200, yesterday, 1000)...)

@@ -24,6 +24,7 @@ import (
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/streamrun"
+	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -250,7 +251,7 @@ func TestArchiveAcceptance(t *testing.T) {
 
 	// A simulate workload over the last four days (projection TTLs lie
 	// ahead), its producer redeliveries included: the appender drops them.
-	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
+	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(3), time.Monday) // recent, and the same workload whatever the day
 	evs, st, err := simulate.Generate(simulate.Config{Seed: 20261122, Events: 3000, Days: 4, Start: start})
 	if err != nil {
 		t.Fatal(err)

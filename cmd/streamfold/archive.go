@@ -128,7 +128,7 @@ func runArchive(ctx context.Context, env *cliEnv, args []string) int {
 		return archiveMaintain(ctx, env, a, tables, archiver.MaintainOptions{SnapshotAge: *snapshotAge, RetainSnapshots: *retain, OrphanAge: *orphanAge, DryRun: *dryRun}, *asJSON)
 	}
 	if *date == "" {
-		return errorf(env, exitUsage, "archive compact: --date: required (YYYY-MM-DD), e.g. --date %s", time.Now().UTC().AddDate(0, 0, -1).Format("2006-01-02"))
+		return errorf(env, exitUsage, "archive compact: --date: required (YYYY-MM-DD), e.g. --date %s", env.clock().AddDate(0, 0, -1).Format("2006-01-02"))
 	}
 	if _, err := time.Parse("2006-01-02", *date); err != nil {
 		return errorf(env, exitUsage, "archive compact: --date: must be YYYY-MM-DD, got %q", *date)

@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"github.com/streamfold/streamfold/archiver"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamfold/streamfold/archiver"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -18,6 +19,7 @@ import (
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -28,7 +30,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	e := &cliEnv{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+	e := &cliEnv{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }, now: testclock.Now}
 	code = run(context.Background(), e, args)
 	return code, out.String(), errb.String()
 }
@@ -79,12 +81,13 @@ func openTestArchive(t *testing.T, c *awsclient.Clients, n schema.Naming, bucket
 	return a, err
 }
 
-// appendSimulated appends a simulate workload of the last days to n's event
-// table and returns its events (producer redeliveries included) and what
+// appendSimulated appends a simulate workload of days days to n's event
+// table, starting on the latest Monday at least days before the test clock's
+// today (recent, and the same workload whatever day the test runs) and returns its events (producer redeliveries included) and what
 // the append did.
 func appendSimulated(t *testing.T, c *awsclient.Clients, n schema.Naming, seed int64, events, days int) ([]schema.Event, ingest.Result) {
 	t.Helper()
-	evs, _, err := simulate.Generate(simulate.Config{Seed: seed, Events: events, Start: time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -days), Days: days})
+	evs, _, err := simulate.Generate(simulate.Config{Seed: seed, Events: events, Start: testclock.WeekdayOnOrBefore(testclock.DaysAgo(days), time.Monday), Days: days})
 	if err != nil {
 		t.Fatal(err)
 	}

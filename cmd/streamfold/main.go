@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Exit codes shared by every subcommand.
@@ -38,6 +39,18 @@ type cliEnv struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// now is the clock of defaults anchored at the current time (simulate's
+	// window, query's --now, archive compact's example date); nil is
+	// time.Now. Tests set it to the test clock.
+	now func() time.Time
+}
+
+// clock is env.now, or time.Now when it is unset.
+func (env *cliEnv) clock() time.Time {
+	if env.now != nil {
+		return env.now().UTC()
+	}
+	return time.Now().UTC()
 }
 
 var commands = map[string]command{}

@@ -150,7 +150,7 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 	case pat.Arg != "":
 		in.arg = positional[0]
 	}
-	in.now = time.Now().UTC()
+	in.now = env.clock()
 	if o.now != "" {
 		t, err := query.ParseTime("now", o.now)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/archiver/rebuild"
 	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -73,7 +74,7 @@ func TestRebuildVerifyCLI(t *testing.T) {
 
 	// The events as the event table holds them: one per (subject, id),
 	// with recordedat set by the appender.
-	start := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -2)
+	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(2), time.Monday) // recent, and the same workload whatever the day
 	gen, _, err := simulate.Generate(simulate.Config{Seed: 17, Events: 1500, Days: 2, Start: start})
 	if err != nil {
 		t.Fatal(err)

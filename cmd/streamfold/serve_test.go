@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -30,7 +31,7 @@ func startServe(t *testing.T, env map[string]string, args ...string) (base strin
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr = &testenv.SyncBuffer{}
-	e := &cliEnv{stdin: strings.NewReader(""), stdout: io.Discard, stderr: stderr, getenv: func(k string) string { return env[k] }}
+	e := &cliEnv{stdin: strings.NewReader(""), stdout: io.Discard, stderr: stderr, getenv: func(k string) string { return env[k] }, now: testclock.Now}
 	code := make(chan int, 1)
 	go func() { code <- run(ctx, e, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)) }()
 	re := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)`)

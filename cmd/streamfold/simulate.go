@@ -126,7 +126,7 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 		err error
 	)
 	if *start == "" {
-		day = time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -max(*days, 1))
+		day = env.clock().Truncate(24*time.Hour).AddDate(0, 0, -max(*days, 1))
 	} else if day, err = time.Parse("2006-01-02", *start); err != nil {
 		return errorf(env, exitUsage, "simulate: --start: want YYYY-MM-DD, got %q", *start)
 	}
