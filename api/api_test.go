@@ -347,3 +347,36 @@ func TestAllowUnauthenticated(t *testing.T) {
 		t.Fatalf("unauthenticated: %d %s", r.status, r.raw)
 	}
 }
+
+// TestEveryResponseCarriesTheClock: the API's clock (Config.Now) is sent on
+// every response, answers, errors and the dashboard's files alike, so that
+// the dashboard computes "now" on it rather than on the browser's clock.
+func TestEveryResponseCarriesTheClock(t *testing.T) {
+	dash := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "page") })
+	now := time.Date(2030, 1, 15, 20, 0, 0, 123_456_789, time.FixedZone("CET", 3600))
+	h := newHandler(t, &fakeDB{}, func(c *Config) {
+		c.Dashboard = dash
+		c.Now = func() time.Time { return now }
+	})
+	for _, tc := range []struct {
+		method, target, auth string
+		status               int
+	}{
+		{"GET", "/api/health", "", 200},
+		{"GET", "/api/vocabulary", bearer, 200},
+		{"GET", "/api/jobs?installation=12345&stuckHours=6", bearer, 200},
+		{"GET", "/api/vocabulary", "", 401},
+		{"GET", "/api/nope", bearer, 404},
+		{"POST", "/api/vocabulary", bearer, 405},
+		{"GET", "/api/jobs?installation=12345&stuckHours=x", bearer, 400},
+		{"GET", "/", "", 200},
+	} {
+		r := do(t, h, tc.method, tc.target, tc.auth)
+		if r.status != tc.status {
+			t.Fatalf("%s %s: status %d, want %d: %s", tc.method, tc.target, r.status, tc.status, r.raw)
+		}
+		if got := r.header.Get(NowHeader); got != "2030-01-15T19:00:00.123Z" {
+			t.Errorf("%s %s: %s = %q, want the API's clock in UTC with milliseconds", tc.method, tc.target, NowHeader, got)
+		}
+	}
+}

@@ -33,8 +33,8 @@ type Config struct {
 	// Logger receives one line per request (never the token) and the
 	// details of internal errors. Default slog.Default().
 	Logger *slog.Logger
-	// Now is the clock of relative windows (stuckHours, stats hours).
-	// Default time.Now.
+	// Now is the clock of relative windows (stuckHours, stats hours), sent
+	// on every response as NowHeader. Default time.Now.
 	Now func() time.Time
 }
 

@@ -24,6 +24,10 @@
 // with WWW-Authenticate: Bearer. The dashboard mounted at "/" is static and
 // holds no data, so it is served without a token (it asks the user for one).
 //
+// Every response carries the API's clock (Config.Now, the clock of the
+// relative windows) in the X-Streamfold-Now header (NowHeader, NowFormat):
+// the dashboard computes "now" on it instead of the browser's clock.
+//
 // See docs/api.md for every route with curl examples. The handler is safe
 // for concurrent use; it keeps no state between requests.
 package api

@@ -40,7 +40,25 @@ func New(cfg Config) (http.Handler, error) {
 			writeError(w, http.StatusNotFound, ErrorDetail{Code: CodeNotFound, Message: "no dashboard is served here; the API is under /api/"})
 		})
 	}
-	return s.logged(mux), nil
+	return s.logged(s.clocked(mux)), nil
+}
+
+// NowHeader is the response header that carries the API's clock
+// (Config.Now) on every response, in NowFormat: the dashboard computes
+// "now" (default date ranges, ages) on it instead of the browser's clock.
+const NowHeader = "X-Streamfold-Now"
+
+// NowFormat is NowHeader's format: RFC 3339 in UTC with milliseconds,
+// e.g. 2026-11-26T09:30:00.000Z.
+const NowFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// clocked stamps every response with the API's clock (NowHeader), errors
+// and the dashboard's files included.
+func (s *server) clocked(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(NowHeader, s.cfg.Now().UTC().Format(NowFormat))
+		h.ServeHTTP(w, r)
+	})
 }
 
 // statusRecorder remembers the status a handler wrote, for the log line.

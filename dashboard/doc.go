@@ -12,6 +12,11 @@
 // GET and HEAD 405. Responses carry a Content-Security-Policy that allows
 // only same-origin scripts, styles and requests.
 //
+// The page's clock is the API's: every API response carries it
+// (X-Streamfold-Now, api.NowHeader), and the page's "now" (default date
+// ranges, job ages) is the browser's clock corrected by the last offset
+// seen, the browser's own before the first response.
+//
 // The page's filter state (agent, status, dates, cursors, installation,
 // run, ...) lives in the URL fragment, so a view can be bookmarked and the
 // Next/Previous links are real links. Every figure that tests compare with

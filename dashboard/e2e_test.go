@@ -41,11 +41,12 @@ func TestDashboardEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The API's clock stands still, so that the page and the checks below
-	// see the same "last 24 hours" and "older than 6 hours" windows.
-	now := time.Now()
+	// The API's clock is the test clock the workload was planned at, and
+	// stands still, so that the page and the checks below see the same
+	// "last 24 hours" and "older than 6 hours" windows whatever the day
+	// (STREAMFOLD_TEST_NOW) and the browser's clock.
 	h, err := api.New(api.Config{Queries: qc, Token: e2eToken, Dashboard: dashboard.Handler(), MaxPageSize: 200,
-		Logger: quietLogger(), Now: func() time.Time { return now }})
+		Logger: quietLogger(), Now: func() time.Time { return w.Now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +54,16 @@ func TestDashboardEndToEnd(t *testing.T) {
 	t.Cleanup(srv.Close)
 	a := &apiClient{t: t, base: srv.URL, token: e2eToken}
 
-	day := func(d int) string { return w.Today.AddDate(0, 0, d).Format("2006-01-02") }
-	agent := busiestAgent(t, a, day(-4), day(1))
+	// The data lies from the workload's first day to now.
+	first, today := w.First.Format("2006-01-02"), w.Today.Format("2006-01-02")
+	var days []string
+	for d := w.First; !d.After(w.Today); d = d.AddDate(0, 0, 1) {
+		days = append(days, d.Format("2006-01-02"))
+	}
+	agent := busiestAgent(t, a, first, today)
 	main := url.Values{
-		"e.agent": {agent}, "e.from": {day(-4)}, "e.to": {day(1)}, "e.limit": {"10"},
-		"m.from": {day(-4)}, "m.to": {day(0)},
+		"e.agent": {agent}, "e.from": {first}, "e.to": {today}, "e.limit": {"10"},
+		"m.from": {first}, "m.to": {today},
 		"j.inst": {inst}, "j.status": {"in_progress"}, "j.stuck": {"6"},
 		"s.hours": {"24"},
 	}
@@ -69,7 +75,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	ready(t, doc)
 
 	t.Run("executions", func(t *testing.T) {
-		want := a.list("executions", url.Values{"agent": {agent}, "from": {day(-4) + "T00:00:00Z"}, "to": {day(1) + "T23:59:59.999Z"}, "limit": {"10"}})
+		want := a.list("executions", url.Values{"agent": {agent}, "from": {first + "T00:00:00Z"}, "to": {today + "T23:59:59.999Z"}, "limit": {"10"}})
 		checkExecutions(t, doc, want, "1")
 		if want.Next == "" {
 			t.Fatalf("agent %s has a single page of executions; the workload is too small to test paging", agent)
@@ -81,8 +87,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 
 	t.Run("metrics", func(t *testing.T) {
 		total := map[string]float64{}
-		for d := -4; d <= 0; d++ {
-			date := day(d)
+		for _, date := range days {
 			cmp := a.object("metrics/compare", url.Values{"date": {date}})
 			rates, _ := cmp["successRates"].(map[string]any)
 			for _, wt := range []struct{ key, short, wt string }{{"stepFunctions", "sf", "step-functions"}, {"durableFunctions", "ldf", "durable-functions"}} {
@@ -177,8 +182,8 @@ func TestDashboardEndToEnd(t *testing.T) {
 			t.Fatal("Next link hidden")
 		}
 		doc2 := b.dom(t, srv.URL+"/"+next.attrs["href"]+"&token="+e2eToken)
-		first := a.list("executions", url.Values{"agent": {agent}, "from": {day(-4) + "T00:00:00Z"}, "to": {day(1) + "T23:59:59.999Z"}, "limit": {"10"}})
-		want := a.list("executions", url.Values{"agent": {agent}, "from": {day(-4) + "T00:00:00Z"}, "to": {day(1) + "T23:59:59.999Z"}, "limit": {"10"}, "cursor": {first.Next}})
+		page1 := a.list("executions", url.Values{"agent": {agent}, "from": {first + "T00:00:00Z"}, "to": {today + "T23:59:59.999Z"}, "limit": {"10"}})
+		want := a.list("executions", url.Values{"agent": {agent}, "from": {first + "T00:00:00Z"}, "to": {today + "T23:59:59.999Z"}, "limit": {"10"}, "cursor": {page1.Next}})
 		checkExecutions(t, doc2, want, "2")
 		if prev := doc2.one(t, "exec-prev"); prev.has("hidden") || strings.Contains(prev.attrs["href"], "e.cursor") {
 			t.Errorf("page 2: Previous link %v, want a link to page 1", prev.attrs)
@@ -195,7 +200,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 		}
 		job := stuck[0]
 		runID, attempt, repo := fmt.Sprint(job["run_id"]), fmt.Sprint(job["run_attempt"]), fmt.Sprint(job["repo_full_name"])
-		v := url.Values{"j.inst": {inst}, "j.repo": {repo}, "j.since": {day(-4)}, "j.run": {runID + "/" + attempt}}
+		v := url.Values{"j.inst": {inst}, "j.repo": {repo}, "j.since": {first}, "j.run": {runID + "/" + attempt}}
 		doc := b.dom(t, page(v))
 		ready(t, doc)
 		run := a.object("runs/"+inst+"/"+runID+"/"+attempt, nil)
@@ -217,7 +222,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 		if got := attrList(doc.byTestID("run-job-row"), "data-key"); !slices.Equal(got, wantKeys) || len(got) == 0 {
 			t.Errorf("run %s/%s jobs %v, want %v", runID, attempt, got, wantKeys)
 		}
-		repoPage := a.object("jobs", url.Values{"installation": {inst}, "repo": {repo}, "since": {day(-4) + "T00:00:00Z"}})
+		repoPage := a.object("jobs", url.Values{"installation": {inst}, "repo": {repo}, "since": {first + "T00:00:00Z"}})
 		st, _ := repoPage["stats"].(map[string]any)
 		if st == nil {
 			t.Fatalf("GET /api/jobs?repo=%s: no stats", repo)

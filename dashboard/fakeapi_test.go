@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,7 +32,17 @@ type fakeAPI struct {
 	// jobs are served by /api/jobs (status filter); stuck lists jobs of
 	// /api/jobs?stuckHours=.
 	jobs, stuck []map[string]any
+	// now is the fake's clock, sent on every response as api.NowHeader
+	// (fakeNow: years away from any browser's clock, so that a page
+	// computing "now" on its own clock is caught).
+	now time.Time
+	// executionQueries are the query strings /api/executions was called
+	// with, in order.
+	executionQueries []url.Values
 }
+
+// fakeNow is the fake API's clock.
+var fakeNow = time.Date(2031, time.March, 4, 20, 0, 0, 0, time.UTC)
 
 type fakeError struct {
 	status               int
@@ -39,7 +50,7 @@ type fakeError struct {
 }
 
 func newFakeAPI() *fakeAPI {
-	f := &fakeAPI{token: "fake-token", fail: map[string]fakeError{}}
+	f := &fakeAPI{token: "fake-token", fail: map[string]fakeError{}, now: fakeNow}
 	for i := range 7 {
 		status := "SUCCEEDED"
 		if i == 2 {
@@ -61,7 +72,7 @@ func newFakeAPI() *fakeAPI {
 			"pk": "12345#" + id, "sk": "v", "installation_id": json.Number("12345"), "job_id": json.Number(id),
 			"run_id": json.Number("777"), "run_attempt": json.Number("1"), "status": "in_progress",
 			"repo_full_name": "acme-corp/api", "workflow_name": "CI", "job_name": "build-" + id,
-			"created_at": time.Now().Add(-age).UTC().Format("2006-01-02T15:04:05.000Z"),
+			"created_at": f.now.Add(-age).UTC().Format("2006-01-02T15:04:05.000Z"),
 		}
 		f.jobs = append(f.jobs, j)
 		if age > 6*time.Hour {
@@ -104,6 +115,7 @@ func writeErr(w http.ResponseWriter, e fakeError) {
 }
 
 func (f *fakeAPI) serveAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set(api.NowHeader, f.now.Format(api.NowFormat))
 	if r.Header.Get("Authorization") != "Bearer "+f.token {
 		writeErr(w, fakeError{http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token", ""})
 		return
@@ -118,6 +130,9 @@ func (f *fakeAPI) serveAPI(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	switch r.URL.Path {
 	case "/api/executions":
+		f.mu.Lock()
+		f.executionQueries = append(f.executionQueries, q)
+		f.mu.Unlock()
 		var match []map[string]any
 		for _, e := range f.executions {
 			if (q.Get("agent") == "" || e["agentName"] == q.Get("agent")) && (q.Get("status") == "" || e["status"] == q.Get("status")) {

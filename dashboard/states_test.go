@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,6 +110,51 @@ func TestPageStates(t *testing.T) {
 			t.Error("Previous hidden on page 3")
 		}
 	})
+}
+
+// TestPageUsesTheAPIsClock loads the page against the fake API, whose
+// clock (X-Streamfold-Now) is years away from the browser's: on the first
+// load, the default date ranges of executions and metrics are the last 7
+// days on the API's clock, job ages are measured on it, and the header's
+// "up to date" time is the API's.
+func TestPageUsesTheAPIsClock(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t)
+	f := newFakeAPI()
+	srv := f.server(t)
+	doc := b.dom(t, srv.URL+"/#token=fake-token&e.agent=sql-agent&j.inst=12345")
+	ready(t, doc)
+
+	var days []string
+	for d := -6; d <= 0; d++ {
+		days = append(days, fakeNow.AddDate(0, 0, d).Format("2006-01-02"))
+	}
+	if got := attrList(doc.byTestID("metrics-row"), "data-key"); !slices.Equal(got, days) {
+		t.Errorf("metrics rows %v, want the API's last 7 days %v", got, days)
+	}
+	f.mu.Lock()
+	queries := slices.Clone(f.executionQueries)
+	f.mu.Unlock()
+	wantFrom, wantTo := days[0]+"T00:00:00Z", days[6]+"T23:59:59.999Z"
+	if len(queries) == 0 || queries[0].Get("from") != wantFrom || queries[0].Get("to") != wantTo {
+		t.Errorf("executions requested with %v, want from=%s to=%s on the first request", queries, wantFrom, wantTo)
+	}
+	ages := map[string]float64{"12345#100": 30 * 60, "12345#101": 9 * 3600, "12345#102": 30 * 3600}
+	for _, r := range doc.byTestID("job-row") {
+		age := r.byTestID("job-age")
+		want, ok := ages[r.attrs["data-key"]]
+		if len(age) != 1 || !ok {
+			t.Errorf("job %s: %d ages", r.attrs["data-key"], len(age))
+			continue
+		}
+		got, err := strconv.ParseFloat(age[0].attrs["data-value"], 64)
+		if err != nil || got < want || got > want+120 {
+			t.Errorf("job %s: age %q s, want %v s (created that long before the API's now) or up to 2 minutes more", r.attrs["data-key"], age[0].attrs["data-value"], want)
+		}
+	}
+	if got, want := doc.one(t, "app-state").textContent(), "up to date "+fakeNow.Format("15:04"); !strings.HasPrefix(got, want) {
+		t.Errorf("app-state %q, want %q… (the API's time)", got, want)
+	}
 }
 
 // checkFakeJobs: the fake's two jobs older than 6 hours are highlighted.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/streamrun"
+	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -20,17 +23,26 @@ import (
 )
 
 // workload is a simulated workload appended to a fresh event table and
-// projected, dated around today so that the dashboard's "last 24 hours" and
-// "stuck" windows find data:
+// projected. The simulator weighs days by weekday, so its parts are
+// generated from a fixed weekday, the Monday 5 to 11 days before the test
+// clock's today (testclock.WeekdayOnOrBefore): the same events, shifted by
+// whole weeks, whatever day the test runs, and all of them before today.
+// What the page's windows relative to now need is added by hand:
 //
-//   - "old": Days 3 ending at yesterday's midnight. Jobs cut by the end of
-//     the window stay in_progress for more than a day: stuck jobs.
-//   - "recent": Days 2 from yesterday's midnight to tomorrow's, so the last
-//     24 hours are inside it whatever the time of day (some events lie in
-//     the next hours; the read side does not mind).
+//   - "old": Days 3 from that Monday, jobs-heavy. Jobs cut by its end
+//     (Thursday 00:00, at least a day before now) stay in_progress: stuck
+//     jobs, always the same ones.
+//   - "recent": Days 2 from that Thursday to Saturday 00:00 (at the latest
+//     today's midnight), messages- and albums-heavy.
+//   - in flight: album executions running and waiting for validation,
+//     started 3 hours before today (inFlight).
+//   - last hours: messages of every stage created in the 2 hours before
+//     now (recentMessages), so that "the last 24 hours" hold some on the
+//     API's clock whatever the time of day.
 type workload struct {
-	Today time.Time // UTC midnight of the run
-	First time.Time // first day of the data
+	Now   time.Time // the test clock when the workload was planned: the API's clock
+	Today time.Time // UTC midnight of Now
+	First time.Time // first day of the data (the Monday)
 	// Installation is a GitHub installation with jobs left in_progress by
 	// the end of the old part: stuck jobs.
 	Installation int64
@@ -39,8 +51,11 @@ type workload struct {
 	Took         time.Duration
 }
 
+// oldSeed and recentSeed are the simulator's seeds of the two parts.
+const oldSeed, recentSeed = 61, 7
+
 // Mixes of the two parts: the old one weighs jobs (stuck ones come from
-// runs cut by its end), the recent one messages (the last 24 hours).
+// runs cut by its end), the recent one messages and albums.
 var (
 	oldMix    = simulate.Mix{Jobs: 50, Agents: 10, Albums: 25, Messages: 15}
 	recentMix = simulate.Mix{Jobs: 20, Agents: 10, Albums: 30, Messages: 40}
@@ -110,37 +125,81 @@ func inFlight(t *testing.T, at time.Time) []schema.Event {
 	return out
 }
 
-func loadWorkload(t *testing.T, c *awsclient.Clients, n schema.Naming, tables []provision.Result, oldEvents, recentEvents int) workload {
+// recentMessages returns, for each stage, a completed, a failed and a
+// queued message created in the 2 hours before now.
+func recentMessages(t *testing.T, now time.Time) []schema.Event {
 	t.Helper()
-	start := time.Now()
-	today := time.Now().UTC().Truncate(24 * time.Hour)
-	w := workload{Today: today, First: today.AddDate(0, 0, -4), Installation: -1}
-	// The workload's dates move with the day, and so does what it holds:
-	// take the first seed whose old part leaves a job in_progress.
-	var evs []schema.Event
-	for seed := int64(61); seed < 91 && w.Installation < 0; seed++ {
-		old, _, err := simulate.Generate(simulate.Config{Seed: seed, Events: oldEvents, Start: today.AddDate(0, 0, -4), Days: 3, Mix: oldMix})
-		if err != nil {
-			t.Fatal(err)
-		}
-		best := 0
-		for inst, n := range stuckCandidates(old) {
-			if n > best || (n == best && inst < w.Installation) {
-				best, w.Installation = n, inst
+	var out []schema.Event
+	n := 0
+	for i, stage := range schema.Stages {
+		for j, end := range []string{schema.TypeMessageCompleted, schema.TypeMessageFailed, schema.TypeMessageQueued} {
+			id := fmt.Sprintf("0e6f7081-0000-4000-8000-%06d%06d", i, j)
+			at := now.Add(-2 * time.Hour).Add(time.Duration(10*(3*i+j)) * time.Minute)
+			add := func(typ string, p schema.MessageEvent) {
+				n++
+				p.MessageID, p.Stage = id, stage
+				data, err := json.Marshal(&p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, schema.Event{SpecVersion: schema.SpecVersion, ID: fmt.Sprintf("recent-message-%d", n), Source: "rez_agent/" + stage,
+					Type: typ, Subject: p.Subject(), Time: at, Data: data})
+				at = at.Add(time.Second)
+			}
+			add(schema.TypeMessageCreated, schema.MessageEvent{MessageType: "manual_notification", CreatedBy: "user:alice@example.com",
+				CorrelationID: fmt.Sprintf("0e6f7081-0000-4000-9000-%06d%06d", i, j), Payload: json.RawMessage(`{"text":"hello","priority":"default","tags":["manual"]}`)})
+			retries := 0
+			switch end {
+			case schema.TypeMessageQueued:
+				add(end, schema.MessageEvent{})
+			case schema.TypeMessageFailed:
+				add(schema.TypeMessageProcessing, schema.MessageEvent{RetryCount: &retries})
+				add(end, schema.MessageEvent{ErrorMessage: "ntfy.sh returned 503 Service Unavailable", RetryCount: &retries})
+			default:
+				add(schema.TypeMessageProcessing, schema.MessageEvent{RetryCount: &retries})
+				add(end, schema.MessageEvent{NotificationID: fmt.Sprintf("ntfy_recent%d%d", i, j), RetryCount: &retries})
 			}
 		}
-		evs = old
 	}
-	if w.Installation < 0 {
-		t.Fatal("no seed of 61..90 leaves a job in_progress at the end of the old part")
-	}
-	recent, _, err := simulate.Generate(simulate.Config{Seed: 7, Events: recentEvents, Start: today.AddDate(0, 0, -1), Days: 2, Mix: recentMix})
+	return out
+}
+
+// planWorkload generates the workload's events for the test clock's now
+// (the decision, apart from appending and projecting them).
+func planWorkload(t *testing.T, now time.Time, oldEvents, recentEvents int) (workload, []schema.Event) {
+	t.Helper()
+	today := now.UTC().Truncate(24 * time.Hour)
+	monday := testclock.WeekdayOnOrBefore(today.AddDate(0, 0, -5), time.Monday)
+	w := workload{Now: now, Today: today, First: monday, Installation: -1}
+	old, _, err := simulate.Generate(simulate.Config{Seed: oldSeed, Events: oldEvents, Start: monday, Days: 3, Mix: oldMix})
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs = append(evs, recent...)
+	best := 0
+	for inst, n := range stuckCandidates(old) {
+		if n > best || (n == best && inst < w.Installation) {
+			best, w.Installation = n, inst
+		}
+	}
+	if w.Installation < 0 {
+		// The same events every day: this fails on every day or on none.
+		t.Fatalf("seed %d's old part (Days 3 from a Monday) leaves no job in_progress", oldSeed)
+	}
+	recent, _, err := simulate.Generate(simulate.Config{Seed: recentSeed, Events: recentEvents, Start: monday.AddDate(0, 0, 3), Days: 2, Mix: recentMix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := append(old, recent...)
 	evs = append(evs, inFlight(t, today.Add(-3*time.Hour))...)
+	evs = append(evs, recentMessages(t, now)...)
 	w.Events = len(evs)
+	return w, evs
+}
+
+func loadWorkload(t *testing.T, c *awsclient.Clients, n schema.Naming, tables []provision.Result, oldEvents, recentEvents int) workload {
+	t.Helper()
+	start := time.Now()
+	w, evs := planWorkload(t, testclock.Now(), oldEvents, recentEvents)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -185,4 +244,59 @@ func loadWorkload(t *testing.T, c *awsclient.Clients, n schema.Naming, tables []
 	t.Logf("workload: %d events (%d duplicates) from %s appended in %s, projected in %s", w.Events, w.Duplicates,
 		w.First.Format("2006-01-02"), appended.Round(time.Millisecond), (w.Took - appended).Round(time.Millisecond))
 	return w
+}
+
+// TestWorkloadIsTheSameWhateverTheDay plans the end-to-end workload on 8
+// consecutive days at several times of day (no service needed): the simulated
+// events are the same ones, shifted by whole weeks, all before today; the
+// installation with stuck jobs is the same; the hand-made messages fall in
+// the last 24 hours of the API's clock. So the end-to-end test's guards
+// ("no stuck job", "no message in the last 24 hours", ...) hold or fail
+// whatever the day, never by the luck of a weekday.
+func TestWorkloadIsTheSameWhateverTheDay(t *testing.T) {
+	type shape struct {
+		id, typ, subject string
+		at               time.Duration
+	}
+	simulated := func(w workload, evs []schema.Event) []shape {
+		var out []shape
+		for _, e := range evs {
+			if strings.HasPrefix(e.ID, "inflight-") || strings.HasPrefix(e.ID, "recent-message-") {
+				continue
+			}
+			if !e.Time.Before(w.Today) {
+				t.Fatalf("now %s: simulated event %s at %s, not before today", w.Now, e.ID, e.Time)
+			}
+			out = append(out, shape{e.ID, e.Type, e.Subject, e.Time.Sub(w.First)})
+		}
+		return out
+	}
+	var ref workload
+	var refShapes []shape
+	hours := []time.Duration{0, 90 * time.Minute, 13 * time.Hour, 23*time.Hour + 59*time.Minute}
+	for d := range 8 {
+		now := time.Date(2026, time.November, 19+d, 0, 0, 0, 0, time.UTC).Add(hours[d%len(hours)])
+		w, evs := planWorkload(t, now, 800, 600)
+		if w.First.Weekday() != time.Monday || w.Today.Sub(w.First) < 5*24*time.Hour || w.Today.Sub(w.First) > 11*24*time.Hour {
+			t.Fatalf("now %s: first day %s, want the Monday 5 to 11 days before today", now, w.First)
+		}
+		shapes := simulated(w, evs)
+		messages := 0
+		for _, e := range evs {
+			if e.Type == schema.TypeMessageCreated && e.Time.After(now.Add(-24*time.Hour)) && !e.Time.After(now) {
+				messages++
+			}
+		}
+		if messages < len(schema.Stages) {
+			t.Errorf("now %s: %d messages created in the last 24 hours", now, messages)
+		}
+		if ref.Now.IsZero() {
+			ref, refShapes = w, shapes
+			continue
+		}
+		if w.Installation != ref.Installation || w.Events != ref.Events || !slices.Equal(shapes, refShapes) {
+			t.Fatalf("now %s: installation %d, %d events; now %s: installation %d, %d events (same simulated events: %v)",
+				now, w.Installation, w.Events, ref.Now, ref.Installation, ref.Events, slices.Equal(shapes, refShapes))
+		}
+	}
 }

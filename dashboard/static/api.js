@@ -1,8 +1,13 @@
 // The dashboard's client of streamfold's HTTP JSON API. Every request
 // carries the bearer token; every failure becomes an APIError whose message
 // is the API's own ({"error":{"code","message","param"}}) when it sent one.
+// Every response's clock header (X-Streamfold-Now) sets the page's clock
+// (dom.js now()).
+
+import { observeServerTime } from "./dom.js";
 
 const TOKEN_KEY = "streamfold.token";
+const NOW_HEADER = "X-Streamfold-Now"; // api.NowHeader
 
 export class APIError extends Error {
   constructor(status, code, message, param) {
@@ -62,6 +67,7 @@ export function url(path, params) {
 // get fetches one API resource and returns its JSON body.
 export async function get(path, params) {
   let res;
+  const sentAt = Date.now();
   try {
     res = await fetch(url(path, params), {
       headers: { Authorization: "Bearer " + token(), Accept: "application/json" },
@@ -70,6 +76,7 @@ export async function get(path, params) {
   } catch (e) {
     throw new APIError(0, "network", `cannot reach the API: ${e.message}`);
   }
+  observeServerTime(res.headers.get(NOW_HEADER), sentAt, Date.now());
   let body = null;
   const text = await res.text();
   if (text) {

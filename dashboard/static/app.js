@@ -4,11 +4,13 @@
 // data-testid="app-state" element reads "ready".
 
 import * as api from "./api.js";
+import { now } from "./dom.js";
 import * as executions from "./executions.js";
 import * as jobs from "./jobs.js";
 import * as messages from "./messages.js";
 import * as metrics from "./metrics.js";
 import { read, sig } from "./state.js";
+import { vocabulary } from "./vocab.js";
 
 const SECTIONS = [
   { prefix: "e.", mod: executions },
@@ -56,6 +58,12 @@ async function doRefresh(force) {
   document.getElementById("main").hidden = false;
   document.getElementById("signout").hidden = false;
   appState("loading", "loading…");
+  // The sections' defaults ("the last 7 days") are days on the API's clock,
+  // which the first response brings: wait for one (the vocabulary, which
+  // the sections need anyway and fetch once). Its failure is the sections'
+  // to report; a refused token brings up the form.
+  await vocabulary().catch(() => {});
+  if (!api.token()) return;
   const work = [];
   for (const sec of SECTIONS) {
     const key = sig(p, sec.prefix);
@@ -68,7 +76,7 @@ async function doRefresh(force) {
   const failed = results.filter((r) => r.status === "rejected");
   for (const r of failed) console.error(r.reason);
   if (failed.length) appState("error", "a section failed to render");
-  else appState("ready", "up to date " + new Date().toISOString().slice(11, 19) + " UTC");
+  else appState("ready", "up to date " + new Date(now()).toISOString().slice(11, 19) + " UTC");
 }
 
 function start() {

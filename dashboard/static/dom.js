@@ -84,9 +84,39 @@ export function fmtTime(iso) {
   return d.toISOString().slice(0, 19).replace("T", " ");
 }
 
-// today returns the current UTC date as YYYY-MM-DD, shifted by days.
+// The page's clock is the API's: every API response carries its clock in
+// the X-Streamfold-Now header (api.js hands it to observeServerTime), and
+// now() is the browser's clock corrected by the last offset seen, so that a
+// browser whose clock is wrong still shows the API's "today" and true ages.
+// Before the first response now() is the browser's clock.
+let serverOffset = 0; // ms to add to Date.now()
+
+// clockOffset returns the offset (ms) of the server's clock over the
+// browser's, from the server's NowHeader value and the browser's clock when
+// the request was sent and when its answer arrived (the server read its
+// clock in between: the midpoint is the best guess). null when the header
+// is missing or not a time.
+export function clockOffset(header, sentAt, receivedAt) {
+  const server = header ? Date.parse(header) : NaN;
+  if (Number.isNaN(server)) return null;
+  return Math.round(server - (sentAt + receivedAt) / 2);
+}
+
+// observeServerTime records the offset of one response's clock header.
+export function observeServerTime(header, sentAt, receivedAt) {
+  const off = clockOffset(header, sentAt, receivedAt);
+  if (off !== null) serverOffset = off;
+}
+
+// now returns the current time in ms since the epoch on the API's clock.
+export function now() {
+  return Date.now() + serverOffset;
+}
+
+// today returns the current UTC date (on the API's clock) as YYYY-MM-DD,
+// shifted by days.
 export function today(days = 0) {
-  const d = new Date(Date.now() + days * 86400000);
+  const d = new Date(now() + days * 86400000);
   return d.toISOString().slice(0, 10);
 }
 

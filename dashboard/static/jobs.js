@@ -4,7 +4,7 @@
 // one run's jobs and whether the run is complete.
 
 import * as api from "./api.js";
-import { errText, fmtDuration, fmtInt, fmtPct, fmtTime, h, num, setState } from "./dom.js";
+import { errText, fmtDuration, fmtInt, fmtPct, fmtTime, h, now, num, setState } from "./dom.js";
 import { hidePager, setPager } from "./pager.js";
 import { go, href, val } from "./state.js";
 import { fillStatuses } from "./vocab.js";
@@ -116,7 +116,7 @@ export function jobKey(it) {
 function row(it, f, stuckKeys) {
   const stuck = stuckKeys.has(jobKey(it));
   const created = Date.parse(it.created_at);
-  const age = Number.isNaN(created) ? null : (Date.now() - created) / 1000;
+  const age = Number.isNaN(created) ? null : (now() - created) / 1000;
   const runRef = it.run_id ? `${it.run_id}/${it.run_attempt || 1}` : "";
   return h(
     "tr",
@@ -127,7 +127,7 @@ function row(it, f, stuckKeys) {
     h("td", {}, h("span", { class: "badge badge-" + String(it.status || "") }, it.status || "–"), stuck ? h("span", { class: "badge badge-stuck" }, "stuck") : null),
     h("td", {}, it.conclusion || "–"),
     h("td", {}, fmtTime(it.created_at)),
-    h("td", { class: "num" }, age === null ? "–" : fmtDuration(age)),
+    h("td", { class: "num", "data-testid": "job-age", "data-value": age === null ? "" : Math.round(age) }, age === null ? "–" : fmtDuration(age)),
     h("td", {}, runRef ? h("a", { href: href({ "j.run": runRef }), "data-testid": "job-run-link" }, runRef) : "–"),
   );
 }
