@@ -58,7 +58,10 @@ type Contribution struct {
 	Stamps map[string]Stamp
 	// Counters are integer counters to ADD. A counter listed in Scale is a
 	// fixed-point decimal: value 6000 with scale 6 is written as 0.006000
-	// (money is kept in micro-dollars, see Micros), so sums stay exact.
+	// (money is kept in micro- or nano-dollars, see Micros and Nanos), so
+	// sums stay exact. The scale is the counter's unit: values of one
+	// counter at different scales are combined at the larger one (see
+	// scale.go), so a deploy may change a counter's scale.
 	Counters map[string]int64
 	Scale    map[string]int
 }

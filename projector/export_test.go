@@ -2,10 +2,29 @@ package projector
 
 // Exposed to the external tests.
 var (
-	MergeRowDeltaForTest = mergeRowDelta
-	NextRowForTest       = nextRow
-	RowDeltasForTest     = rowDeltas
+	NextRowForTest = nextRow
+	RescaleForTest = rescale
+	// RowDeltasCheckedForTest and MergeRowDeltaCheckedForTest return the
+	// error a counter out of range gives; the unchecked forms panic on it.
+	RowDeltasCheckedForTest     = rowDeltas
+	MergeRowDeltaCheckedForTest = mergeRowDelta
 )
+
+// RowDeltasForTest is rowDeltas for inputs that cannot overflow.
+func RowDeltasForTest(applied, prev, next []Contribution) []Contribution {
+	d, err := rowDeltas(applied, prev, next)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// MergeRowDeltaForTest is mergeRowDelta for inputs that cannot overflow.
+func MergeRowDeltaForTest(acc *Contribution, d Contribution) {
+	if err := mergeRowDelta(acc, d); err != nil {
+		panic(err)
+	}
+}
 
 // SetContributionsHookForTest rewrites every aggregate's contributions
 // until the returned function is called: a stand-in for a deploy that

@@ -279,7 +279,10 @@ func fold(subject string, stored StoredState, inputs []Input, ret retention) (pl
 		return plan{}, fmt.Errorf("projector: %s: encode state: %w", subject, err)
 	}
 	contrib := ret.contributions(contributionsOf(agg))
-	deltas := rowDeltas(applied, oldContrib, contrib)
+	deltas, err := rowDeltas(applied, oldContrib, contrib)
+	if err != nil {
+		return plan{}, fmt.Errorf("projector: %s: %w", subject, err)
+	}
 	items, expired := ret.items(agg.Items())
 	for _, it := range items {
 		if _, err := checkSize(it.Table+" item of "+subject, it.Item); err != nil {
@@ -346,8 +349,9 @@ var contributionsHook func(Aggregate, []Contribution) []Contribution
 // with next's attributes: the rows whose counters move, and the rows whose
 // static attributes changed since prev (the previous state's
 // contributions), e.g. a run's workflow name learned after its first job
-// was counted.
-func rowDeltas(applied, prev, next []Contribution) []Contribution {
+// was counted. A counter whose scale changed (applied at one, next at
+// another) is subtracted at the larger of the two (see scale.go).
+func rowDeltas(applied, prev, next []Contribution) ([]Contribution, error) {
 	rows := map[string]*Contribution{}
 	var order []string
 	get := func(c Contribution) *Contribution {
@@ -363,10 +367,9 @@ func rowDeltas(applied, prev, next []Contribution) []Contribution {
 	for _, c := range applied {
 		r := get(c)
 		for k, v := range c.Counters {
-			r.Counters[k] -= v
-		}
-		for k, v := range c.Scale {
-			r.Scale[k] = v
+			if err := addCounter(r.Counters, r.Scale, k, -v, c.Scale[k]); err != nil {
+				return nil, fmt.Errorf("row %s: %w", c.RowID(), err)
+			}
 		}
 	}
 	prevAttrs := map[string]map[string]types.AttributeValue{}
@@ -376,10 +379,9 @@ func rowDeltas(applied, prev, next []Contribution) []Contribution {
 	for _, c := range next {
 		r := get(c)
 		for k, v := range c.Counters {
-			r.Counters[k] += v
-		}
-		for k, v := range c.Scale {
-			r.Scale[k] = v
+			if err := addCounter(r.Counters, r.Scale, k, v, c.Scale[k]); err != nil {
+				return nil, fmt.Errorf("row %s: %w", c.RowID(), err)
+			}
 		}
 		r.Attrs, r.Stamps = c.Attrs, c.Stamps
 	}
@@ -396,7 +398,7 @@ func rowDeltas(applied, prev, next []Contribution) []Contribution {
 			out = append(out, *r)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // sameItem reports whether two items are equal (numbers compared by value).
@@ -683,7 +685,9 @@ func buildTx(part []plan, rows map[string]Row) (Tx, map[string]Row, error) {
 				merged[id] = acc
 				order = append(order, id)
 			}
-			mergeRowDelta(acc, d)
+			if err := mergeRowDelta(acc, d); err != nil {
+				return Tx{}, nil, err
+			}
 		}
 	}
 	sort.Strings(order)

@@ -68,20 +68,20 @@ func decodeStamp(v string) (Stamp, bool) {
 	return Stamp{Rank: rank, Time: t.UTC(), ID: id}, true
 }
 
-// mergeRowDelta folds d into acc (deltas of one row): counters add, and
-// each attribute keeps the value with the greatest stamp.
-func mergeRowDelta(acc *Contribution, d Contribution) {
+// mergeRowDelta folds d into acc (deltas of one row): counters add (at
+// the larger of their scales, see scale.go), and each attribute keeps the
+// value with the greatest stamp.
+func mergeRowDelta(acc *Contribution, d Contribution) error {
 	if acc.Counters == nil {
 		acc.Counters = map[string]int64{}
 	}
 	if acc.Scale == nil {
 		acc.Scale = map[string]int{}
 	}
-	for k, v := range d.Counters {
-		acc.Counters[k] += v
-	}
-	for k, v := range d.Scale {
-		acc.Scale[k] = v
+	for _, k := range sortedKeys(d.Counters) {
+		if err := addCounter(acc.Counters, acc.Scale, k, d.Counters[k], d.Scale[k]); err != nil {
+			return fmt.Errorf("projector: %s row %s: %w", d.Table, keyString(d.Key), err)
+		}
 	}
 	for k, v := range d.Attrs {
 		s := d.Stamps[k]
@@ -99,6 +99,7 @@ func mergeRowDelta(acc *Contribution, d Contribution) {
 			acc.Stamps[k] = s
 		}
 	}
+	return nil
 }
 
 // nextRow returns the row that cur (nil: absent) becomes with delta d:

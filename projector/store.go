@@ -250,8 +250,8 @@ func versionCondition(keyAttr, versionAttr string, expected int64) (string, map[
 	return "#v = :v", map[string]string{"#v": versionAttr}, map[string]types.AttributeValue{":v": avN(expected)}
 }
 
-// transactInput builds the writes of tx (pure; tested): one Put per state
-// and per row, each with its version condition.
+// transactInput builds the writes of tx (pure; see commitInput): one Put
+// per state and per row, each with its version condition.
 func (s *DynamoStore) transactInput(tx Tx) ([]types.TransactWriteItem, error) {
 	if n := tx.Actions(); n == 0 || n > MaxTxActions {
 		return nil, fmt.Errorf("projector: a commit needs 1-%d actions, got %d", MaxTxActions, n)
@@ -302,18 +302,41 @@ func (s *DynamoStore) transactInput(tx Tx) ([]types.TransactWriteItem, error) {
 	return items, nil
 }
 
-// Commit applies tx atomically: a single conditional PutItem for one
-// action, TransactWriteItems for more.
-func (s *DynamoStore) Commit(ctx context.Context, tx Tx) error {
+// commitRequest is the one request a Commit sends: a conditional PutItem
+// for a commit of one action, else a TransactWriteItems. Exactly one field
+// is set.
+type commitRequest struct {
+	Put      *dynamodb.PutItemInput
+	Transact *dynamodb.TransactWriteItemsInput
+}
+
+// commitInput decides the request of tx (pure; its exact value, conditions
+// included, is checked by golden tests under testdata/store): every state
+// and row put carries its version condition (versionCondition), and a
+// single action keeps its condition when sent as a PutItem.
+func (s *DynamoStore) commitInput(tx Tx) (commitRequest, error) {
 	items, err := s.transactInput(tx)
+	if err != nil {
+		return commitRequest{}, err
+	}
+	if len(items) == 1 {
+		p := items[0].Put
+		return commitRequest{Put: &dynamodb.PutItemInput{TableName: p.TableName, Item: p.Item,
+			ConditionExpression: p.ConditionExpression, ExpressionAttributeNames: p.ExpressionAttributeNames, ExpressionAttributeValues: p.ExpressionAttributeValues}}, nil
+	}
+	return commitRequest{Transact: &dynamodb.TransactWriteItemsInput{TransactItems: items}}, nil
+}
+
+// Commit applies tx atomically: it sends the request commitInput decides
+// and classifies the answer (a failed condition is ErrConflict).
+func (s *DynamoStore) Commit(ctx context.Context, tx Tx) error {
+	req, err := s.commitInput(tx)
 	if err != nil {
 		return err
 	}
 	s.requests.add(1)
-	if len(items) == 1 {
-		p := items[0].Put
-		_, err = s.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: p.TableName, Item: p.Item,
-			ConditionExpression: p.ConditionExpression, ExpressionAttributeNames: p.ExpressionAttributeNames, ExpressionAttributeValues: p.ExpressionAttributeValues})
+	if req.Put != nil {
+		_, err = s.api.PutItem(ctx, req.Put)
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
 			return fmt.Errorf("%w: %w", ErrConflict, err)
@@ -323,7 +346,7 @@ func (s *DynamoStore) Commit(ctx context.Context, tx Tx) error {
 		}
 		return nil
 	}
-	_, err = s.api.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	_, err = s.api.TransactWriteItems(ctx, req.Transact)
 	if err == nil {
 		return nil
 	}
@@ -405,7 +428,8 @@ func versionedItem(owner string, version int64, it Item) (rendered, error) {
 // owner would be 30 bytes per item (and per GSI copy) saying nothing.
 var sharedKeyTables = map[string]bool{schema.TableWorkflows: true}
 
-// itemPut builds the conditional put of one projection item (pure; tested):
+// itemPut builds the conditional put of one projection item (pure; its
+// exact value is checked by golden tests under testdata/store):
 // written when absent, or (in a shared-key table) owned by owner or by
 // nobody (items written before ownership was recorded), at a version not
 // newer than version.

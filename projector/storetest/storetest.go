@@ -47,7 +47,10 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		return projector.Item{Table: schema.TableMessages, Item: map[string]types.AttributeValue{"message_id": s("m1"), "status": s(status)}}
 	}
 	msgKey := map[string]types.AttributeValue{"message_id": s("m1")}
-	applied := []projector.Contribution{{Table: schema.TableMetrics, Key: rowKey, Counters: map[string]int64{"total": 1, "cost": 1500}, Scale: map[string]int{"cost": 6}}}
+	// Applied contributions keep each counter's scale (its unit: cost in
+	// micro-, fee in nano-dollars, total a plain count), so that a deploy
+	// that changes a scale can rescale what was applied.
+	applied := []projector.Contribution{{Table: schema.TableMetrics, Key: rowKey, Counters: map[string]int64{"total": 1, "cost": 1500, "fee": 7}, Scale: map[string]int{"cost": 6, "fee": 9}}}
 	state := func(v, expected int64, body string) projector.StatePut {
 		return projector.StatePut{StoredState: projector.StoredState{Subject: "messages/m1", Kind: projector.KindMessage, State: []byte(body), Applied: applied, HasApplied: true,
 			ItemVersions: map[string]int64{"messages|message_id=S:m1;": v}, Version: v}, Expected: expected}
@@ -77,7 +80,8 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		if err != nil || st.Version != 1 || string(st.State) != body || st.Kind != projector.KindMessage || !st.HasApplied || len(st.Applied) != 1 {
 			t.Fatalf("Load = %+v, %v", got, err)
 		}
-		if a := st.Applied[0]; a.RowID() != applied[0].RowID() || a.Counters["total"] != 1 || a.Counters["cost"] != 1500 || a.Scale["cost"] != 6 {
+		if a := st.Applied[0]; a.RowID() != applied[0].RowID() || a.Counters["total"] != 1 || a.Counters["cost"] != 1500 || a.Counters["fee"] != 7 ||
+			a.Scale["cost"] != 6 || a.Scale["fee"] != 9 || a.Scale["total"] != 0 {
 			t.Fatalf("applied = %+v, want %+v", a, applied[0])
 		}
 		if v := st.ItemVersions["messages|message_id=S:m1;"]; v != 1 || len(st.ItemVersions) != 1 {
