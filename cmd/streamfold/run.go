@@ -43,9 +43,13 @@ with its own checkpoints and the same handler code its Lambda function runs:
              turns it off
 
 A record that still fails after --max-retries goes to the dead-letter table
-under its consumer's name (see "streamfold deadletter"); poison records go
-there at once (the archiver also writes them under the archive's errors/
-prefix). Progress is printed on standard error when it moves (at most once a
+under its consumer's name (see "streamfold deadletter"); the projector's
+poison records go there at once, the archiver's under the archive's errors/
+prefix ("streamfold archive errors"). "dead-lettered" in the progress and
+the summary counts every record a consumer quarantined in this run, either
+way, each once. If the archive is gone (its bucket, or the table metadata
+its catalog points at), run stops with an error naming the table and what
+is missing (exit 3) instead of retrying. Progress is printed on standard error when it moves (at most once a
 second): records, batches, shards and the lag, now minus the last record's
 ApproximateCreationDateTime (on DynamoDB Local only approximate: it rounds
 those times down to the minute, and says so); a summary is printed on standard output at the end

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
@@ -77,6 +78,22 @@ func TestRunSummaryCountsQuarantined(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("run exit %d\n%s\n%s", code, out, errOut)
 	}
+	// The local runner hands the archiver each record's eventID (it names
+	// the batch files and fills stream_event_id).
+	a, err := openTestArchive(t, c, n, n.BucketName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	archived := 0
+	if err := a.Scan(context.Background(), func(r archiver.Record) error {
+		archived++
+		if r.StreamEventID == "" {
+			t.Errorf("event %s archived without its stream eventID", r.Event.ID)
+		}
+		return nil
+	}); err != nil || archived == 0 {
+		t.Fatalf("scan: %d records, %v", archived, err)
+	}
 	for _, consumer := range []string{"projector", "archiver"} {
 		re := regexp.MustCompile(`(?m)^` + consumer + ` +\d+ records in \d+ batches, \d+ retries, (\d+) dead-lettered`)
 		m := re.FindStringSubmatch(out)
@@ -126,7 +143,7 @@ func TestRunStopsWhenTheArchiveIsGone(t *testing.T) {
 				t.Fatalf("run after the archive went: exit %d after %s, want %d and a message matching %s\nstdout:\n%s\nstderr:\n%s",
 					code, took.Round(time.Millisecond), exitRuntime, want, out, errOut)
 			}
-			t.Logf("stopped after %s: %s", took.Round(time.Millisecond), lastLine(errOut))
+			t.Logf("stopped after %s: %s", took.Round(time.Millisecond), errOut[strings.LastIndex(errOut, "streamfold: run:"):])
 		})
 	}
 }
@@ -155,9 +172,4 @@ func removeObjects(t *testing.T, c *awsclient.Clients, bucket string, match func
 	if n == 0 {
 		t.Fatal(fmt.Sprintf("no object of %s to delete", bucket))
 	}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
