@@ -2,6 +2,8 @@ package archiver_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -101,14 +103,14 @@ func TestWriteBatchLayout(t *testing.T) {
 	}
 	exactlyOnce(t, a, recs)
 	// One file per (table, date), named after its lowest and highest
-	// sequence numbers.
-	lowest, highest := map[string]string{}, map[string]string{}
+	// sequence numbers and its lowest record's eventID.
+	lowest, highest, firstID := map[string]string{}, map[string]string{}, map[string]string{}
 	less := func(a, b string) bool { return len(a) < len(b) || (len(a) == len(b) && a < b) }
 	for _, r := range recs {
 		tb, _ := archiver.TableFor(r.Event.Type)
 		k := "archive/" + tb + "/data/event_date=" + archiver.EventDate(r.Event.Time) + "/"
 		if s, ok := lowest[k]; !ok || less(r.Seq, s) {
-			lowest[k] = r.Seq
+			lowest[k], firstID[k] = r.Seq, r.StreamEventID
 		}
 		if s, ok := highest[k]; !ok || less(s, r.Seq) {
 			highest[k] = r.Seq
@@ -117,7 +119,8 @@ func TestWriteBatchLayout(t *testing.T) {
 	pad := func(s string) string { return strings.Repeat("0", 40-len(s)) + s }
 	var want []string
 	for dir, seq := range lowest {
-		want = append(want, dir+pad(seq)+"-"+pad(highest[dir])+".parquet")
+		sum := sha256.Sum256([]byte("eventID\x00" + firstID[dir]))
+		want = append(want, dir+pad(seq)+"-"+pad(highest[dir])+"-"+hex.EncodeToString(sum[:16])+".parquet")
 	}
 	slices.Sort(want)
 	var data []string

@@ -40,10 +40,15 @@
 // first time a process uses it (the tables are the archiver's, not
 // Terraform's: no Terraform resource can declare their partition spec).
 //
-//	PREFIX/<table>/metadata/...                                       Iceberg metadata, manifest lists, manifests
-//	PREFIX/<table>/data/event_date=YYYY-MM-DD/<first>-<last>.parquet  one per batch, table and day (sequences padded to 40 digits)
+//	PREFIX/<table>/metadata/...                                            Iceberg metadata, manifest lists, manifests
+//	PREFIX/<table>/data/event_date=YYYY-MM-DD/<first>-<last>-<id>.parquet  one per batch, table and day
 //	PREFIX/<table>/data/event_date=YYYY-MM-DD/compact-<hash>-<run>-<n>.parquet  compaction outputs
-//	PREFIX/errors/event_date=YYYY-MM-DD/<seq, 40 digits>.json          poison records
+//	PREFIX/errors/event_date=YYYY-MM-DD/<seq>-<id>.json                     poison records
+//
+// Sequence numbers are padded to 40 digits; <id> is the first 128 bits (32
+// hex digits) of the SHA-256 of "eventID\x00" and the stream record's
+// eventID: of the group's first record in a batch file's name, of the
+// poison record in an error record's.
 //
 // The event_date directory is only where files go; what a table holds is
 // its current snapshot, never a listing. Table metadata, manifests and
@@ -53,10 +58,11 @@
 // # Batches and idempotence
 //
 // WriteBatch groups a batch's records by (table, event_date), writes each
-// group as one file named after the group's first (lowest) and last stream
-// sequence numbers, and commits each table's files in one snapshot. The
-// group's first sequence number is its key. Why each record ends up
-// archived exactly once although batches are retried, bisected and re-sent:
+// group as one file named after the group's first (lowest) record, its
+// sequence number and eventID, and its last sequence number, and commits
+// each table's files in one snapshot. The group's first record is its key.
+// Why each record ends up archived exactly once although batches are
+// retried, bisected and re-sent:
 // the deliveries of a shard start where its checkpoint is, and the
 // checkpoint only moves forward, to the end of a delivery that succeeded.
 // So the checkpointed deliveries [s1, e1], [s2 = e1+1, e2], ... partition
@@ -71,10 +77,30 @@
 // other content in the same snapshot (and skips the group when the same
 // file is committed already: a redelivery of the same range). Hence every
 // key ends up holding what a checkpointed delivery wrote, and those hold
-// each record once. Keys of different shards never collide (sequence
-// numbers are unique in a stream). This needs no shard id, which Lambda's
-// DynamoDB stream records do not carry (a per-shard watermark in table
-// properties would need one).
+// each record once.
+//
+// Keys of different shards never collide: a key is a stream record, named
+// by its eventID, which DynamoDB makes unique per stream record; sequence
+// numbers are unique only within a shard (two shards' batches can start,
+// and end, at the same one). Within the first record's shard, the last
+// sequence number then names the file's content. None of this needs a
+// shard id, which Lambda's DynamoDB stream records do not carry (a
+// per-shard watermark in table properties would need one). A record
+// without an eventID (Lambda, streamrun and on-failure payloads always
+// carry one) is named by its event's subject and id instead, also unique.
+//
+// Files written before keys named their first record
+// (<first>-<last>.parquet) stay in the tables, readable as any other. A
+// group whose first sequence number such a legacy file shares is checked
+// against it by reading it once: when it holds the group's first record
+// (the same sequence number, event and eventID) it is an earlier delivery
+// of the group, skipped as committed when its last sequence number is the
+// group's, else replaced by the group's file in the same commit; when it
+// does not, it is another shard's batch and is left alone. So a batch
+// archived before the change and redelivered after it (within the stream's
+// 24 hours) is archived once. Error records likewise: a poison record
+// already under its legacy key (<seq>.json) holding the same eventID is not
+// stored again.
 //
 // The one case this does not cover is a batch whose retries are exhausted
 // (MaximumRetryAttempts): its first record is skipped, and files its
@@ -122,9 +148,17 @@
 // TTL deletions and other non-INSERT records are counted and skipped. A
 // poison record (an image that does not decode, an event that fails
 // schema.Validate) is stored as JSON under errors/event_date=<the record's
-// ApproximateCreationDateTime date>/<seq>.json with the raw record, the
-// reason and the stream position (Errors lists them) and does not fail the
-// batch.
+// ApproximateCreationDateTime date>/<seq>-<id>.json with the raw record,
+// the reason and the stream position (Errors lists them) and does not fail
+// the batch.
+//
+// An archive that is gone (its bucket, or an object its catalog's table
+// metadata leads to: the metadata file, a manifest) fails a batch with a
+// *GoneError naming the table and the missing location, matching
+// ErrArchiveGone. It is permanent (Permanent reports true): a local runner
+// stops on it (Handler.Process returns it); the Lambda Handler logs it and
+// writes the ArchiveUnavailable metric (Handler.EmitMetrics), which the
+// deployment alarms on, and fails the batch as for any write error.
 //
 // # Concurrency
 //

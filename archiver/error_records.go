@@ -3,8 +3,11 @@ package archiver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
 // ErrorRecord is a poison stream record kept under errors/: a record that
@@ -20,14 +23,34 @@ type ErrorRecord struct {
 	Record         json.RawMessage `json:"record"` // the aws-lambda-go record as JSON
 }
 
-// putError stores a poison record; storing the same one again overwrites it.
+// putError stores a poison record; storing the same one again overwrites
+// it. Its key names its sequence number and eventID (errorKey). A record
+// quarantined before keys named the eventID is under its sequence number
+// alone (legacyErrorKey): when that object holds this record (the same
+// eventID and sequence number), it is quarantined already and nothing is
+// written, so a redelivery across the change is listed once. An object of
+// another shard's record at that key is left alone.
 func (a *Archive) putError(ctx context.Context, e ErrorRecord) error {
 	body, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
 		return wrapf(err, "encode error record %s", e.SequenceNumber)
 	}
-	err = a.put(ctx, a.l.errorKey(EventDate(e.SeenAt), e.SequenceNumber, e.EventID), body, "application/json")
-	return err
+	date := EventDate(e.SeenAt)
+	if checkSeq(e.SequenceNumber) == nil {
+		old, err := a.get(ctx, a.l.legacyErrorKey(date, e.SequenceNumber))
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return a.gone("", err)
+		default:
+			var prev ErrorRecord
+			if json.Unmarshal(old.body, &prev) == nil && prev.EventID == e.EventID &&
+				streamimage.CompareSeq(prev.SequenceNumber, e.SequenceNumber) == 0 {
+				return nil
+			}
+		}
+	}
+	return a.gone("", a.put(ctx, a.l.errorKey(date, e.SequenceNumber, e.EventID), body, "application/json"))
 }
 
 // Errors returns every poison record, oldest date first.

@@ -29,6 +29,11 @@ var (
 	ErrCompactionConflict = errors.New("archiver: concurrent compaction")
 	// ErrBadURI: an s3:// URI that ParseURI cannot read.
 	ErrBadURI = errors.New("archiver: bad s3 URI")
+	// ErrArchiveGone: the archive's bucket, or an object the catalog's
+	// table metadata points at (the metadata file itself, a manifest, a
+	// data file), does not exist. Permanent: no retry brings it back (see
+	// GoneError).
+	ErrArchiveGone = errors.New("archiver: archive gone")
 )
 
 // ObjectError says which S3 operation on which key failed.
@@ -42,3 +47,30 @@ func (e *ObjectError) Error() string { return fmt.Sprintf("archiver: %s %s: %v",
 
 // Unwrap returns the cause.
 func (e *ObjectError) Unwrap() error { return e.Err }
+
+// GoneError says that a table's archive is gone: its bucket, or an object
+// its catalog entry leads to (Location), does not exist. It is permanent
+// (Permanent reports true): retrying cannot bring the object back, so a
+// local runner stops with it and the Lambda handler reports it
+// (UnavailableMetric) instead of retrying in silence. A person restores the
+// bucket or object, or points the catalog at metadata that exists.
+type GoneError struct {
+	Table    string // the catalog's namespace.table ("" for the errors/ prefix)
+	Location string // what does not exist: s3://BUCKET, or the object's s3:// URI
+	Err      error
+}
+
+func (e *GoneError) Error() string {
+	what := "the archive"
+	if e.Table != "" {
+		what = "table " + e.Table
+	}
+	return fmt.Sprintf("archiver: %s: %s does not exist (the catalog points at metadata or a bucket that is gone; restore it or re-register the table): %v",
+		what, e.Location, e.Err)
+}
+
+// Unwrap returns ErrArchiveGone and the cause.
+func (e *GoneError) Unwrap() []error { return []error{ErrArchiveGone, e.Err} }
+
+// Permanent reports true: retrying does not help.
+func (e *GoneError) Permanent() bool { return true }

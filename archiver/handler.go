@@ -3,13 +3,17 @@ package archiver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/streamfold/streamfold/internal/deadletter"
+	"github.com/streamfold/streamfold/internal/emf"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
@@ -25,6 +29,36 @@ var ErrPoison = deadletter.ErrPoison
 type Handler struct {
 	a   *Archive
 	log *slog.Logger
+
+	metrics      io.Writer // EmitMetrics; nil: none
+	deployment   string
+	metricsMu    sync.Mutex
+	onQuarantine func(rec events.DynamoDBEventRecord)
+}
+
+// Metric of an archive that is gone (GoneError): one CloudWatch
+// embedded-metric-format line per failed batch, namespace UnavailableNamespace,
+// metric UnavailableMetric, dimension Deployment; the table and location
+// are fields of the line. terraform/alarms.tf alarms on the first one.
+const (
+	UnavailableNamespace = "Streamfold"
+	UnavailableMetric    = "ArchiveUnavailable"
+)
+
+// EmitMetrics makes Handle write the UnavailableMetric line to w (a Lambda
+// function's standard output) for each batch that fails because the
+// archive is gone, with the Deployment dimension deployment. It returns h.
+func (h *Handler) EmitMetrics(w io.Writer, deployment string) *Handler {
+	h.metrics, h.deployment = w, deployment
+	return h
+}
+
+// OnQuarantine makes the handler call fn with each record it has stored
+// under errors/ (after the store succeeded; a record quarantined again on
+// a redelivery is passed again). Set it before the first batch. It returns h.
+func (h *Handler) OnQuarantine(fn func(rec events.DynamoDBEventRecord)) *Handler {
+	h.onQuarantine = fn
+	return h
 }
 
 // NewHandler returns the handler writing to a; log may be nil.
@@ -72,7 +106,22 @@ func DecodeRecord(rec events.DynamoDBEventRecord) (Record, bool, error) {
 // fails: the response names the batch's first record, so the event source
 // mapping re-sends the batch from its start, and the retry rewrites the
 // same objects (see the package doc). Handle never returns an error.
+//
+// When the archive is gone (a *GoneError: the bucket, or the table metadata
+// the catalog points at, does not exist), the batch fails the same way,
+// and Handle also logs an error naming the table and the missing location
+// and writes the UnavailableMetric line (EmitMetrics): the event source
+// mapping retries until the records expire, so a person must be told.
 func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	resp, _ := h.Process(ctx, ev)
+	return resp, nil
+}
+
+// Process is Handle that also returns why the batch failed (nil when it did
+// not). A local runner can stop on a permanent cause (a *GoneError reports
+// Permanent) rather than retry it; Lambda cannot, which is why Handle drops
+// it.
+func (h *Handler) Process(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	start := time.Now()
 	st, err := h.ArchiveRecords(ctx, ev.Records)
 	attrs := []any{"records", st.Records, "archived", st.Archived, "skipped_non_insert", st.SkippedNonInsert,
@@ -81,12 +130,33 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	var resp events.DynamoDBEventResponse
 	if err != nil {
 		first := ev.Records[0].Change.SequenceNumber
-		h.log.ErrorContext(ctx, "batch failed; retrying from its first record", append(attrs, "first_seq", first, "err", err)...)
+		var gone *GoneError
+		if errors.As(err, &gone) {
+			h.log.ErrorContext(ctx, "archive gone: the catalog points at metadata or a bucket that does not exist; the batch fails until it is restored",
+				append(attrs, "table", gone.Table, "location", gone.Location, "first_seq", first, "err", err)...)
+			h.emitUnavailable(gone, start)
+		} else {
+			h.log.ErrorContext(ctx, "batch failed; retrying from its first record", append(attrs, "first_seq", first, "err", err)...)
+		}
 		resp.BatchItemFailures = []events.DynamoDBBatchItemFailure{{ItemIdentifier: first}}
-		return resp, nil
+		return resp, err
 	}
 	h.log.InfoContext(ctx, "batch", attrs...)
 	return resp, nil
+}
+
+// emitUnavailable writes the UnavailableMetric line of a gone archive.
+func (h *Handler) emitUnavailable(g *GoneError, at time.Time) {
+	if h.metrics == nil {
+		return
+	}
+	h.metricsMu.Lock()
+	defer h.metricsMu.Unlock()
+	_ = emf.Write(h.metrics, emf.Datum{
+		Namespace: UnavailableNamespace, Metric: UnavailableMetric, Value: 1, Time: at,
+		Dims:   []emf.Dim{{Name: "Deployment", Value: h.deployment}},
+		Fields: map[string]string{"Table": g.Table, "Location": g.Location},
+	})
 }
 
 // ArchiveRecords is Handle without the Lambda response: it archives the
@@ -100,7 +170,7 @@ func (h *Handler) ArchiveRecords(ctx context.Context, recs []events.DynamoDBEven
 	var st BatchStats
 	b := deadletter.Batch[Record]{
 		Decode:      DecodeRecord,
-		Sink:        errorsSink{a: h.a},
+		Sink:        errorsSink{a: h.a, then: h.onQuarantine},
 		WholeBatch:  true,
 		Concurrency: h.a.cfg.Concurrency,
 		Logger:      h.log,
@@ -125,10 +195,19 @@ func (h *Handler) ArchiveRecords(ctx context.Context, recs []events.DynamoDBEven
 // errorsSink is the archiver's deadletter.Sink: the archive's errors/
 // prefix, which `streamfold archive errors` reads. Quarantining a record
 // again overwrites its object.
-type errorsSink struct{ a *Archive }
+type errorsSink struct {
+	a    *Archive
+	then func(rec events.DynamoDBEventRecord) // OnQuarantine; nil: none
+}
 
 func (s errorsSink) Quarantine(ctx context.Context, rec events.DynamoDBEventRecord, cause error) error {
-	return s.a.putError(ctx, newErrorRecord(rec, cause, s.a.cfg.Now().UTC()))
+	if err := s.a.putError(ctx, newErrorRecord(rec, cause, s.a.cfg.Now().UTC())); err != nil {
+		return err
+	}
+	if s.then != nil {
+		s.then(rec)
+	}
+	return nil
 }
 
 // newErrorRecord describes a poison record. SeenAt, which dates its key, is

@@ -76,21 +76,83 @@ func (l layout) dataDir(table, date string) string {
 }
 
 // batchKey names the file of one batch group after its first and last
-// records: the first is the group's idempotence key (a redelivery writes
-// the same first record), the pair names its content.
-func (l layout) batchKey(table, date, firstSeq, lastSeq string) string {
+// records: <first seq>-<last seq>-<id>.parquet, the sequence numbers padded
+// to 40 digits and id the first record's identity (recordID: a hash of its
+// stream eventID). The first record, (first seq, id), is the group's
+// idempotence key: a redelivery, whole or bisected, starts the group with
+// the same record; sequence numbers alone are unique only within a shard,
+// eventIDs across the stream. The pair of sequence numbers names the
+// content: within the first record's shard, the group's records are those
+// of its table and day between them.
+func (l layout) batchKey(table, date, firstSeq, lastSeq, id string) string {
+	return l.dataDir(table, date) + streamimage.PadSeq(firstSeq) + "-" + streamimage.PadSeq(lastSeq) + "-" + id + ".parquet"
+}
+
+// legacyBatchKey is the name batch files had before they named their first
+// record (<first seq>-<last seq>.parquet): such files stay in the tables,
+// and WriteBatch still recognises them (see commitGroups).
+func (l layout) legacyBatchKey(table, date, firstSeq, lastSeq string) string {
 	return l.dataDir(table, date) + streamimage.PadSeq(firstSeq) + "-" + streamimage.PadSeq(lastSeq) + ".parquet"
 }
 
-// batchFirstSeq returns the padded first sequence of a batch file's key,
-// false for other files (compaction and migration outputs).
-func batchFirstSeq(key string) (string, bool) {
-	name := key[strings.LastIndexByte(key, '/')+1:]
-	first, rest, ok := strings.Cut(strings.TrimSuffix(name, ".parquet"), "-")
-	if !ok || len(first) != 40 || len(rest) != 40 || !seqRE.MatchString(first) || !seqRE.MatchString(rest) {
-		return "", false
+// batchName is what a batch file's key says: its padded first and last
+// sequence numbers and its first record's id ("" in a legacy name).
+type batchName struct {
+	first, last, id string
+}
+
+// legacy reports a name from before batch files named their first record.
+func (b batchName) legacy() bool { return b.id == "" }
+
+// idempotenceKey is the group a batch file (not a legacy one) is a
+// delivery of: its first record.
+func (b batchName) idempotenceKey() string { return b.first + "-" + b.id }
+
+// parseBatchKey reads a batch file's key, either form; false for other
+// files (compaction and migration outputs).
+func parseBatchKey(key string) (batchName, bool) {
+	name := strings.TrimSuffix(key[strings.LastIndexByte(key, '/')+1:], ".parquet")
+	parts := strings.Split(name, "-")
+	if len(parts) < 2 || len(parts) > 3 {
+		return batchName{}, false
 	}
-	return first, true
+	b := batchName{first: parts[0], last: parts[1]}
+	if len(b.first) != 40 || len(b.last) != 40 || !seqRE.MatchString(b.first) || !seqRE.MatchString(b.last) {
+		return batchName{}, false
+	}
+	if len(parts) == 3 {
+		if !recordIDRE.MatchString(parts[2]) {
+			return batchName{}, false
+		}
+		b.id = parts[2]
+	}
+	return b, true
+}
+
+// recordIDRE matches recordID's output.
+var recordIDRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// recordID identifies a stream record across the shards of a stream: the
+// first 128 bits of the SHA-256 of its eventID, which DynamoDB makes
+// unique per stream record (sequence numbers are unique only within a
+// shard, and Lambda's records carry no shard id). A record without an
+// eventID (none comes from Lambda, streamrun or an on-failure payload) is
+// identified by its event's subject and id, which the event table's
+// conditional append makes unique too.
+func recordID(r *Record) string {
+	if r.StreamEventID == "" {
+		return hash128("event\x00" + r.Event.Subject + "\x00" + r.Event.ID)
+	}
+	return eventIDHash(r.StreamEventID)
+}
+
+// eventIDHash is the id of the stream record with this eventID.
+func eventIDHash(eventID string) string { return hash128("eventID\x00" + eventID) }
+
+// hash128 is the first 128 bits of the SHA-256 of s, in hex.
+func hash128(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
 }
 
 // compactKey names the n-th output of compaction id.
@@ -119,14 +181,22 @@ func (l layout) legacyManifestDir(table string) string {
 // errorsDir is the prefix of every poison record.
 func (l layout) errorsDir() string { return l.join(errorsDir) + "/" }
 
-// errorKey names a poison record's object after its stream position.
+// errorKey names a poison record's object after its stream position:
+// <seq, 40 digits>-<id>.json, id the first 128 bits of the SHA-256 of its
+// eventID (sequence numbers are unique only within a shard), or
+// x<hash>.json for a record without a valid sequence number.
 func (l layout) errorKey(date, seq, eventID string) string {
-	name := streamimage.PadSeq(seq)
 	if checkSeq(seq) != nil {
 		sum := sha256.Sum256([]byte(seq + "\x00" + eventID))
-		name = "x" + hex.EncodeToString(sum[:12])
+		return l.errorsDir() + partition(date) + "/x" + hex.EncodeToString(sum[:12]) + ".json"
 	}
-	return l.errorsDir() + partition(date) + "/" + name + ".json"
+	return l.errorsDir() + partition(date) + "/" + streamimage.PadSeq(seq) + "-" + eventIDHash(eventID) + ".json"
+}
+
+// legacyErrorKey is the name poison records had before it named their
+// eventID (<seq, 40 digits>.json); putError still recognises them.
+func (l layout) legacyErrorKey(date, seq string) string {
+	return l.errorsDir() + partition(date) + "/" + streamimage.PadSeq(seq) + ".json"
 }
 
 // uri is the s3:// URI of a key, as Iceberg manifests and legacy symlink

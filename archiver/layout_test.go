@@ -2,6 +2,7 @@ package archiver
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -10,17 +11,21 @@ func TestKeys(t *testing.T) {
 	l := layout{bucket: "bkt", prefix: "arch/v1"}
 	root := layout{bucket: "bkt"}
 	cases := []struct{ name, got, want string }{
-		{"batch key pads both sequence numbers to 40 digits", l.batchKey("messages", "2026-01-05", "4900000000000012345", "4900000000000012399"),
+		{"batch key pads both sequence numbers to 40 digits and names the first record", l.batchKey("messages", "2026-01-05", "4900000000000012345", "4900000000000012399", eventIDHash("ev-1")),
+			"arch/v1/messages/data/event_date=2026-01-05/0000000000000000000004900000000000012345-0000000000000000000004900000000000012399-" + eventIDHash("ev-1") + ".parquet"},
+		{"batch key at the bucket root", root.batchKey("github_jobs", "2026-01-05", "1", "1", "0123456789abcdef0123456789abcdef"),
+			"github_jobs/data/event_date=2026-01-05/0000000000000000000000000000000000000001-0000000000000000000000000000000000000001-0123456789abcdef0123456789abcdef.parquet"},
+		{"40-digit sequence numbers stay as they are", root.batchKey("messages", "2026-01-05", "1234567890123456789012345678901234567890", "1234567890123456789012345678901234567891", "0123456789abcdef0123456789abcdef"),
+			"messages/data/event_date=2026-01-05/1234567890123456789012345678901234567890-1234567890123456789012345678901234567891-0123456789abcdef0123456789abcdef.parquet"},
+		{"legacy batch key (before keys named the first record)", l.legacyBatchKey("messages", "2026-01-05", "4900000000000012345", "4900000000000012399"),
 			"arch/v1/messages/data/event_date=2026-01-05/0000000000000000000004900000000000012345-0000000000000000000004900000000000012399.parquet"},
-		{"batch key at the bucket root", root.batchKey("github_jobs", "2026-01-05", "1", "1"),
-			"github_jobs/data/event_date=2026-01-05/0000000000000000000000000000000000000001-0000000000000000000000000000000000000001.parquet"},
-		{"40-digit sequence numbers stay as they are", root.batchKey("messages", "2026-01-05", "1234567890123456789012345678901234567890", "1234567890123456789012345678901234567891"),
-			"messages/data/event_date=2026-01-05/1234567890123456789012345678901234567890-1234567890123456789012345678901234567891.parquet"},
+		{"event id hash", eventIDHash("c4ca4238a0b923820dcc509a6f75849b"), "304f30981145022f4c2368072d35a661"},
 		{"compaction output", l.compactKey("album_workflow", "2026-01-06", "0123456789abcdef", 2),
 			"arch/v1/album_workflow/data/event_date=2026-01-06/compact-0123456789abcdef-002.parquet"},
 		{"table location", l.tableDir("agent_executions"), "arch/v1/agent_executions"},
 		{"legacy manifest", l.legacyManifestKey("agent_executions", "2026-01-05"), "arch/v1/_symlink/agent_executions/event_date=2026-01-05/manifest"},
-		{"error record", l.errorKey("2026-01-07", "77", "ev-1"), "arch/v1/errors/event_date=2026-01-07/0000000000000000000000000000000000000077.json"},
+		{"error record", l.errorKey("2026-01-07", "77", "ev-1"), "arch/v1/errors/event_date=2026-01-07/0000000000000000000000000000000000000077-" + eventIDHash("ev-1") + ".json"},
+		{"legacy error record (before keys named the eventID)", l.legacyErrorKey("2026-01-07", "77"), "arch/v1/errors/event_date=2026-01-07/0000000000000000000000000000000000000077.json"},
 		{"error record without a sequence number", root.errorKey("2026-01-07", "", "ev-1"), "errors/event_date=2026-01-07/x8b8d8e7121c76c3b0cfa6045.json"},
 		{"uri", l.uri("arch/v1/x.parquet"), "s3://bkt/arch/v1/x.parquet"},
 	}
@@ -35,7 +40,7 @@ func TestPaddedKeysSortInStreamOrder(t *testing.T) {
 	l := layout{bucket: "b"}
 	seqs := []string{"9", "10", "99999999999999999999", "100000000000000000000", "4900000000000000000000000"}
 	for i := 1; i < len(seqs); i++ {
-		a, b := l.batchKey("messages", "2026-01-05", seqs[i-1], seqs[i-1]), l.batchKey("messages", "2026-01-05", seqs[i], seqs[i])
+		a, b := l.batchKey("messages", "2026-01-05", seqs[i-1], seqs[i-1], eventIDHash("z")), l.batchKey("messages", "2026-01-05", seqs[i], seqs[i], eventIDHash("a"))
 		if !(a < b) {
 			t.Errorf("key of %s does not sort before key of %s", seqs[i-1], seqs[i])
 		}
@@ -44,19 +49,62 @@ func TestPaddedKeysSortInStreamOrder(t *testing.T) {
 
 func TestBatchKeyParts(t *testing.T) {
 	l := layout{bucket: "b", prefix: "p"}
-	k := l.batchKey("messages", "2026-01-05", "77", "99")
-	if first, ok := batchFirstSeq(k); !ok || first != "0000000000000000000000000000000000000077" {
-		t.Errorf("batchFirstSeq(%s) = %q, %v", k, first, ok)
+	id := eventIDHash("ev-77")
+	cases := []struct {
+		key  string
+		want batchName
+	}{
+		{l.batchKey("messages", "2026-01-05", "77", "99", id), batchName{first: pad40("77"), last: pad40("99"), id: id}},
+		{l.legacyBatchKey("messages", "2026-01-05", "77", "99"), batchName{first: pad40("77"), last: pad40("99")}},
 	}
-	if d, ok := dateOfKey(k); !ok || d != "2026-01-05" {
-		t.Errorf("dateOfKey(%s) = %q, %v", k, d, ok)
+	for _, c := range cases {
+		got, ok := parseBatchKey(c.key)
+		if !ok || got != c.want {
+			t.Errorf("parseBatchKey(%s) = %+v, %v, want %+v", c.key, got, ok, c.want)
+		}
+		if got.legacy() != (c.want.id == "") {
+			t.Errorf("%s: legacy() = %v", c.key, got.legacy())
+		}
+		if d, ok := dateOfKey(c.key); !ok || d != "2026-01-05" {
+			t.Errorf("dateOfKey(%s) = %q, %v", c.key, d, ok)
+		}
 	}
-	for _, other := range []string{l.compactKey("messages", "2026-01-05", "abc", 0), "p/messages/data/event_date=2026-01-05/migrated-abc-000.parquet", "p/messages/data/event_date=2026-01-05/77.parquet"} {
-		if _, ok := batchFirstSeq(other); ok {
-			t.Errorf("batchFirstSeq(%s): a batch file, want not", other)
+	for _, other := range []string{
+		l.compactKey("messages", "2026-01-05", "abc", 0),
+		"p/messages/data/event_date=2026-01-05/migrated-abc-000.parquet",
+		"p/messages/data/event_date=2026-01-05/77.parquet",
+		"p/messages/data/event_date=2026-01-05/" + pad40("77") + "-" + pad40("99") + "-XYZ.parquet",
+		"p/messages/data/event_date=2026-01-05/" + pad40("77") + "-" + pad40("99") + "-" + id + "-1.parquet",
+	} {
+		if b, ok := parseBatchKey(other); ok {
+			t.Errorf("parseBatchKey(%s) = %+v: a batch file, want not", other, b)
 		}
 	}
 }
+
+// TestRecordIDIdentifiesTheStreamRecord: the id in a batch file's name is
+// the first record's eventID's, and, for a record without one, its
+// event's; records of two shards at the same sequence number differ.
+func TestRecordIDIdentifiesTheStreamRecord(t *testing.T) {
+	a := Record{Seq: "100", StreamEventID: "shard-a-ev"}
+	a.Event.Subject, a.Event.ID = "s", "e1"
+	b := a
+	b.StreamEventID = "shard-b-ev"
+	if recordID(&a) == recordID(&b) {
+		t.Error("records of two shards with the same sequence number have the same id")
+	}
+	if recordID(&a) != eventIDHash("shard-a-ev") {
+		t.Error("recordID is not the eventID's hash")
+	}
+	c, d := a, a
+	c.StreamEventID, d.StreamEventID = "", ""
+	d.Event.ID = "e2"
+	if recordID(&c) == recordID(&d) || recordID(&c) == recordID(&a) || !recordIDRE.MatchString(recordID(&c)) {
+		t.Error("records without an eventID are not told apart by their event")
+	}
+}
+
+func pad40(s string) string { return strings.Repeat("0", 40-len(s)) + s }
 
 func TestKeyOf(t *testing.T) {
 	l := layout{bucket: "bkt", prefix: "p"}

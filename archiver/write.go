@@ -72,29 +72,50 @@ func (g *group) lastSeq() string {
 	return last
 }
 
-func (g *group) firstSeq() string {
-	first := g.recs[0].Seq
-	for _, r := range g.recs[1:] {
-		if streamimage.CompareSeq(r.Seq, first) < 0 {
-			first = r.Seq
+func (g *group) firstSeq() string { return g.first().Seq }
+
+// first is the group's record with the lowest sequence number.
+func (g *group) first() *Record {
+	first := &g.recs[0]
+	for i := range g.recs[1:] {
+		if r := &g.recs[i+1]; streamimage.CompareSeq(r.Seq, first.Seq) < 0 {
+			first = r
 		}
 	}
 	return first
 }
 
+// name is what the group's file is called: its first record (sequence
+// number and recordID) and its last sequence number.
+func (g *group) name() batchName {
+	return batchName{first: streamimage.PadSeq(g.firstSeq()), last: streamimage.PadSeq(g.lastSeq()), id: recordID(g.first())}
+}
+
+// sameStreamRecord reports whether a and b are the same stream record: the
+// same sequence number and event, and the same eventID when both have one.
+func sameStreamRecord(a, b *Record) bool {
+	return streamimage.CompareSeq(a.Seq, b.Seq) == 0 && a.Event.Subject == b.Event.Subject && a.Event.ID == b.Event.ID &&
+		(a.StreamEventID == "" || b.StreamEventID == "" || a.StreamEventID == b.StreamEventID)
+}
+
 // WriteBatch archives the records of one stream batch. Its records are
 // grouped by table and event date; each group becomes one Parquet file,
-// named after the group's first and last stream sequence numbers, and each
-// table's files are committed in one Iceberg transaction (one snapshot per
-// table and batch). Records must carry their stream sequence number (1-40
-// digits) and a known event type.
+// named after the group's first record (sequence number and eventID) and
+// last sequence number, and each table's files are committed in one Iceberg
+// transaction (one snapshot per table and batch). Records must carry their
+// stream sequence number (1-40 digits), their stream eventID (see recordID
+// for records without one) and a known event type. A call's records must
+// come from one shard (one Lambda batch, or several of one shard).
 //
 // Idempotence (see the package doc for the argument): a group's first
-// sequence number is its key. When the table already holds a batch file
-// with the same key and the same last record, the group is committed
-// already and is skipped (a redelivery); a batch file with the same key
-// and other content (an earlier, failed delivery of a different size) is
-// replaced by this one in the same commit.
+// record is its key. When the table already holds a batch file with the
+// same first record and the same last sequence number, the group is
+// committed already and is skipped (a redelivery); a batch file with the
+// same first record and another last one (an earlier, failed delivery of
+// a different size, or half of a bisected batch) is replaced by this one in
+// the same commit. Files of another shard never share a first record, even
+// when they share sequence numbers. Legacy batch files, named by sequence
+// numbers only, are recognised by reading them (commitGroups).
 //
 // An error means some tables may be committed and others not; retrying the
 // same batch (or one starting at the same record) is the remedy, and
@@ -132,24 +153,33 @@ func (a *Archive) WriteBatch(ctx context.Context, recs []Record) (WriteStats, er
 func (a *Archive) commitGroups(ctx context.Context, table string, groups []*group) (WriteStats, error) {
 	var st WriteStats
 	if _, err := a.lake.ensureOnce(ctx, table); err != nil {
-		return st, err
+		return st, a.gone(table, err)
 	}
 	keys := make([]string, len(groups))
+	names := make([]batchName, len(groups))
 	dates := make([]string, 0, len(groups))
 	for i, g := range groups {
-		keys[i] = a.l.batchKey(table, g.date, g.firstSeq(), g.lastSeq())
+		names[i] = g.name()
+		keys[i] = a.l.batchKey(table, g.date, g.firstSeq(), g.lastSeq(), names[i].id)
 		dates = append(dates, g.date)
 	}
 	written := make([]*writtenFile, len(groups))
+	legacySame := map[string]bool{} // legacy key -> starts with the group's first record (files never change)
 	err := a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
 		files, err := a.lake.dataFiles(ctx, t, dates)
 		if err != nil {
 			return false, err
 		}
-		byFirst := map[string][]string{}
+		byFirst := map[string][]string{} // first record -> batch files
+		legacy := map[string][]string{}  // padded first sequence -> legacy batch files
 		for key := range files {
-			if first, ok := batchFirstSeq(key); ok {
-				byFirst[first] = append(byFirst[first], key)
+			b, ok := parseBatchKey(key)
+			switch {
+			case !ok:
+			case b.legacy():
+				legacy[b.first] = append(legacy[b.first], key)
+			default:
+				byFirst[b.idempotenceKey()] = append(byFirst[b.idempotenceKey()], key)
 			}
 		}
 		var todo []int
@@ -161,8 +191,17 @@ func (a *Archive) commitGroups(ctx context.Context, table string, groups []*grou
 				st.Skipped += len(g.recs) // committed by an earlier delivery
 				continue
 			}
+			old, done, err := a.legacyDeliveries(ctx, legacy[names[i].first], g, names[i], legacySame)
+			if err != nil {
+				return false, err
+			}
+			if done {
+				st.Skipped += len(g.recs) // committed by a delivery before the keys named their first record
+				continue
+			}
 			todo = append(todo, i)
-			replace = append(replace, byFirst[streamimage.PadSeq(g.firstSeq())]...)
+			replace = append(replace, byFirst[names[i].idempotenceKey()]...)
+			replace = append(replace, old...)
 		}
 		if len(todo) == 0 {
 			return true, nil
@@ -219,7 +258,44 @@ func (a *Archive) commitGroups(ctx context.Context, table string, groups []*grou
 		return false, err
 	}, table)
 	if err != nil {
-		return WriteStats{}, err
+		return WriteStats{}, a.gone(table, err)
 	}
 	return st, nil
+}
+
+// legacyDeliveries says what the legacy batch files that share the group's
+// first sequence number (keys) are: earlier deliveries of the group, or
+// another shard's batches that happen to start at the same number. Their
+// names cannot tell, so each is read once (known caches the answer: files
+// never change) and is an earlier delivery when it holds the group's first
+// record, the same stream record. committed is true when one of them has
+// the group's last sequence number too: the group is committed already.
+// Otherwise old lists the earlier deliveries, which the group's file
+// replaces. Files of other shards are left alone.
+func (a *Archive) legacyDeliveries(ctx context.Context, keys []string, g *group, name batchName, known map[string]bool) (old []string, committed bool, err error) {
+	first := g.first()
+	for _, key := range keys {
+		same, ok := known[key]
+		if !ok {
+			recs, err := a.Read(ctx, key)
+			if err != nil {
+				return nil, false, err
+			}
+			for i := range recs {
+				if sameStreamRecord(&recs[i], first) {
+					same = true
+					break
+				}
+			}
+			known[key] = same
+		}
+		if !same {
+			continue
+		}
+		if b, _ := parseBatchKey(key); b.last == name.last {
+			return nil, true, nil
+		}
+		old = append(old, key)
+	}
+	return old, false, nil
 }

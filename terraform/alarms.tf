@@ -1,7 +1,8 @@
 # Alarms for what users of stream consumers say goes wrong silently:
 #   - a consumer falling behind the stream (IteratorAge per stream mapping);
 #   - records given up on (any message in an on-failure queue);
-#   - function errors (each function).
+#   - function errors (each function);
+#   - an archive that is gone (the archiver's ArchiveUnavailable metric).
 # They notify var.alarm_sns_topic_arn when it is set.
 
 locals {
@@ -64,6 +65,31 @@ resource "aws_cloudwatch_metric_alarm" "function_errors" {
   evaluation_periods  = 1
   comparison_operator = "GreaterThanThreshold"
   threshold           = var.function_errors_alarm_threshold
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = local.alarm_actions
+  ok_actions          = local.alarm_actions
+}
+
+# The archive is gone: the archiver found its bucket, or the Iceberg
+# metadata its Glue table points at, missing (archiver.GoneError), and
+# fails every batch until a person restores it. The archiver reports it in
+# its batch response, not as a function error, so function_errors does not
+# see it; it writes one CloudWatch embedded-metric-format line per failed
+# batch (archiver.UnavailableMetric, dimension Deployment) with the table
+# and location as fields. The stream keeps the records for 24 hours.
+resource "aws_cloudwatch_metric_alarm" "archive_unavailable" {
+  alarm_name        = "${local.name}-archive-unavailable"
+  alarm_description = "${local.name}-archiver finds the archive's bucket or table metadata gone and fails every batch (records expire from the stream after 24 h): read ${aws_cloudwatch_log_group.function["archiver"].name} (\"archive gone\", table and location) and restore it (docs/deployment.md, \"When an alarm fires\")."
+  namespace         = "Streamfold"
+  metric_name       = "ArchiveUnavailable"
+  dimensions = {
+    Deployment = local.name
+  }
+  statistic           = "Sum"
+  period              = 300
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanOrEqualToThreshold"
+  threshold           = 1
   treat_missing_data  = "notBreaching"
   alarm_actions       = local.alarm_actions
   ok_actions          = local.alarm_actions

@@ -355,6 +355,7 @@ func TestAlarms(t *testing.T) {
 			want["streamfold-dev-maintenance-"+task+"-missed"] = fmt.Sprintf(`Streamfold/MaintenanceSucceeded Deployment=streamfold-dev,Task=%s LessThanThreshold 1`, task)
 		}
 		want["streamfold-dev-verify-differences"] = `Streamfold/VerifyDifferences Deployment=streamfold-dev GreaterThanThreshold 0`
+		want["streamfold-dev-archive-unavailable"] = `Streamfold/ArchiveUnavailable Deployment=streamfold-dev GreaterThanOrEqualToThreshold 1`
 		for _, q := range []string{"ingest"} {
 			want["streamfold-dev-"+q+"-failures-not-empty"] = fmt.Sprintf("AWS/SQS/ApproximateNumberOfMessagesVisible QueueName=streamfold-dev-%s-failures GreaterThanThreshold 0", q)
 		}

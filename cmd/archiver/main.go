@@ -88,7 +88,9 @@ func main() {
 		log.Error("maintenance", "err", err)
 		os.Exit(1)
 	}
-	lambda.Start(maintenance.Dispatch(archiver.NewHandler(a, log).Handle, runner))
+	// An archive that is gone (bucket or table metadata) is logged and
+	// counted as ArchiveUnavailable, which terraform/alarms.tf alarms on.
+	lambda.Start(maintenance.Dispatch(archiver.NewHandler(a, log).EmitMetrics(os.Stdout, deployment).Handle, runner))
 }
 
 // archiveConfig is the archive's configuration from the environment. A

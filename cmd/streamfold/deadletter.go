@@ -125,7 +125,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	if projectorConsumer == "archiver" {
 		projectorConsumer = "projector"
 	}
-	stack, err := newProjectorStack(ctx, clients.DynamoDB, n, projectorConsumer, log)
+	stack, err := newProjectorStack(ctx, clients.DynamoDB, n, projectorConsumer, nil, log)
 	if err != nil {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}

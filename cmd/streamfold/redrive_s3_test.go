@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/streamrun"
 	"github.com/streamfold/streamfold/projector"
 )
@@ -181,6 +182,24 @@ func TestRedriveFromS3OnFailureObjects(t *testing.T) {
 	redriveCLI(exitOK, "--consumer", "archiver", "s3://"+bucket+"/"+archiverKey)
 	if archived := rs.archived(t); archived != 120 {
 		t.Fatalf("archived %d events, want the batch's 120", archived)
+	}
+	// The payload's records keep their eventIDs, which name the archive's
+	// batch files (keys unique across shards) and fill stream_event_id.
+	eventIDs := map[string]bool{}
+	for _, r := range batch {
+		eventIDs[r.EventID] = r.EventID != ""
+	}
+	a, err := openTestArchive(t, c, n, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Scan(ctx, func(r archiver.Record) error {
+		if !eventIDs[r.StreamEventID] {
+			t.Errorf("archived event %s has stream eventID %q, not its payload record's", r.Event.ID, r.StreamEventID)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 
 	// Nothing there: a service error naming the prefix.

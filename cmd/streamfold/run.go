@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,11 +12,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/capacity"
+	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/internal/streamrun"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -40,9 +43,13 @@ with its own checkpoints and the same handler code its Lambda function runs:
              turns it off
 
 A record that still fails after --max-retries goes to the dead-letter table
-under its consumer's name (see "streamfold deadletter"); poison records go
-there at once (the archiver also writes them under the archive's errors/
-prefix). Progress is printed on standard error when it moves (at most once a
+under its consumer's name (see "streamfold deadletter"); the projector's
+poison records go there at once, the archiver's under the archive's errors/
+prefix ("streamfold archive errors"). "dead-lettered" in the progress and
+the summary counts every record a consumer quarantined in this run, either
+way, each once. If the archive is gone (its bucket, or the table metadata
+its catalog points at), run stops with an error naming the table and what
+is missing (exit 3) instead of retrying. Progress is printed on standard error when it moves (at most once a
 second): records, batches, shards and the lag, now minus the last record's
 ApproximateCreationDateTime (on DynamoDB Local only approximate: it rounds
 those times down to the minute, and says so); a summary is printed on standard output at the end
@@ -81,7 +88,14 @@ Flags:
 type consumerSummary struct {
 	streamrun.Stats
 	Consumer string `json:"consumer"`
-	Error    string `json:"error,omitempty"`
+	// Quarantined counts the distinct records the consumer quarantined in
+	// this run: poison records (the projector's in the dead-letter table,
+	// the archiver's under the archive's errors/ prefix) and records that
+	// exhausted their retries (Stats.Poisoned, in the dead-letter table). A
+	// record quarantined again on a retry counts once. The summary's
+	// "dead-lettered" is this number.
+	Quarantined int64  `json:"quarantined"`
+	Error       string `json:"error,omitempty"`
 	// ConsumedCapacity is what the consumer's DynamoDB calls consumed,
 	// with perRecord over Stats.Records.
 	ConsumedCapacity capacity.Snapshot `json:"consumedCapacity"`
@@ -105,8 +119,9 @@ type projectorStack struct {
 }
 
 // newProjectorStack wires the projector to n's tables through ddb (a
-// metered client, for run, so that its calls count to the projector).
-func newProjectorStack(ctx context.Context, ddb *dynamodb.Client, n schema.Naming, consumer string, log *slog.Logger) (*projectorStack, error) {
+// metered client, for run, so that its calls count to the projector);
+// tally, when not nil, counts the records its handler dead-letters.
+func newProjectorStack(ctx context.Context, ddb *dynamodb.Client, n schema.Naming, consumer string, tally *quarantineTally, log *slog.Logger) (*projectorStack, error) {
 	store, err := projector.NewDynamoStore(ddb, n)
 	if err != nil {
 		return nil, err
@@ -124,7 +139,95 @@ func newProjectorStack(ctx context.Context, ddb *dynamodb.Client, n schema.Namin
 	if arn == "" {
 		return nil, fmt.Errorf("event table %s has no stream", n.Table(schema.TableEvents))
 	}
-	return &projectorStack{handler: projector.NewHandler(p, dl, projector.HandlerConfig{Consumer: consumer}, log), dl: dl, store: store, streams: arn}, nil
+	var put deadletter.Putter = dl
+	if tally != nil {
+		put = tally.putter(dl)
+	}
+	return &projectorStack{handler: projector.NewHandler(p, put, projector.HandlerConfig{Consumer: consumer}, log), dl: dl, store: store, streams: arn}, nil
+}
+
+// quarantineTally counts the distinct stream records (by position, the
+// sequence number and eventID) a consumer quarantined: a record quarantined
+// again, on a retry of its batch, counts once.
+type quarantineTally struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func newQuarantineTally() *quarantineTally { return &quarantineTally{seen: map[string]bool{}} }
+
+// note counts rec.
+func (q *quarantineTally) note(rec events.DynamoDBEventRecord) {
+	q.noteAt(rec.Change.SequenceNumber, rec.EventID)
+}
+
+// noteAt counts the record at this position.
+func (q *quarantineTally) noteAt(seq, eventID string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.seen[deadletter.Position(seq, eventID)] = true
+}
+
+// n is how many records were counted.
+func (q *quarantineTally) n() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return int64(len(q.seen))
+}
+
+// putter counts every dead letter put stores.
+func (q *quarantineTally) putter(put deadletter.Putter) deadletter.Putter {
+	return tallyPutter{put: put, q: q}
+}
+
+// onPoison counts every record fn (a streamrun OnPoison) stored.
+func (q *quarantineTally) onPoison(fn func(context.Context, events.DynamoDBEventRecord, error) error) func(context.Context, events.DynamoDBEventRecord, error) error {
+	return func(ctx context.Context, rec events.DynamoDBEventRecord, cause error) error {
+		if err := fn(ctx, rec, cause); err != nil {
+			return err
+		}
+		q.note(rec)
+		return nil
+	}
+}
+
+type tallyPutter struct {
+	put deadletter.Putter
+	q   *quarantineTally
+}
+
+func (t tallyPutter) Put(ctx context.Context, d deadletter.Letter) error {
+	if err := t.put.Put(ctx, d); err != nil {
+		return err
+	}
+	t.q.noteAt(d.SequenceNumber, d.EventID)
+	return nil
+}
+
+// stopOnPermanent is a streamrun handler running process (a handler that
+// also returns why a batch failed): a permanent cause (Permanent() true, such
+// as an archive that is gone) is returned, so that the runner stops with it
+// rather than retry what no retry can fix; any other failure is only the
+// response's, retried as Lambda would.
+func stopOnPermanent(process streamrun.Handler) streamrun.Handler {
+	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		resp, err := process(ctx, ev)
+		var p interface{ Permanent() bool }
+		if err != nil && errors.As(err, &p) && p.Permanent() {
+			return resp, err
+		}
+		return resp, nil
+	}
+}
+
+// progressWith prints a consumer's progress with its dead-lettered count
+// taken from tally (every record quarantined, not only those that exhausted
+// their retries).
+func progressWith(print func(streamrun.Stats), tally *quarantineTally) func(streamrun.Stats) {
+	return func(s streamrun.Stats) {
+		s.Poisoned = tally.n()
+		print(s)
+	}
 }
 
 func runRun(ctx context.Context, env *cliEnv, args []string) int {
@@ -168,22 +271,23 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	// and dead letters count to it.
 	projMeter := capacity.NewMeter()
 	projDDB := clients.MeteredDynamoDB(projMeter)
-	stack, err := newProjectorStack(ctx, projDDB, n, cfg.Consumer, log)
+	projTally := newQuarantineTally()
+	stack, err := newProjectorStack(ctx, projDDB, n, cfg.Consumer, projTally, log)
 	if err != nil {
 		return errorf(env, exitRuntime, "run: %v", err)
 	}
 	checkpoints := streamrun.NewDynamoCheckpoints(projDDB, n.Table(schema.TableCheckpoints))
 	cfg.StreamARN = stack.streams
 	cfg.Logger = log
-	cfg.OnPoison = stack.dl.OnPoison(cfg.Consumer)
+	cfg.OnPoison = projTally.onPoison(stack.dl.OnPoison(cfg.Consumer))
 	if !*quiet {
-		cfg.Progress = printProgress(env, cfg.Consumer, g.ddbEndpoint != "")
+		cfg.Progress = progressWith(printProgress(env, cfg.Consumer, g.ddbEndpoint != ""), projTally)
 	}
 	proj, err := streamrun.New(clients.Streams, checkpoints, stack.handler.Handle, cfg)
 	if err != nil {
 		return errorf(env, exitUsage, "run: %v", err)
 	}
-	runs := []*consumerRun{{name: cfg.Consumer, r: proj, meter: projMeter}}
+	runs := []*consumerRun{{name: cfg.Consumer, r: proj, meter: projMeter, tally: projTally}}
 	sum := runSummary{DeadLetter: n.Table(schema.TableDeadLetters)}
 	if *archive {
 		a, err := g.openArchive(clients, n, *archiveURI)
@@ -198,16 +302,21 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 		acfg.Logger = log
 		acfg.BisectOnError = cfg.BisectOnError
 		acfg.UntilCaughtUp = cfg.UntilCaughtUp
-		acfg.OnPoison = projector.NewDeadLetters(archDDB, n.Table(schema.TableDeadLetters)).OnPoison(acfg.Consumer)
+		archTally := newQuarantineTally()
+		acfg.OnPoison = archTally.onPoison(projector.NewDeadLetters(archDDB, n.Table(schema.TableDeadLetters)).OnPoison(acfg.Consumer))
 		if !*quiet {
-			acfg.Progress = printProgress(env, acfg.Consumer, g.ddbEndpoint != "")
+			acfg.Progress = progressWith(printProgress(env, acfg.Consumer, g.ddbEndpoint != ""), archTally)
 		}
 		archCheckpoints := streamrun.NewDynamoCheckpoints(archDDB, n.Table(schema.TableCheckpoints))
-		arch, err := streamrun.New(clients.Streams, archCheckpoints, archiver.NewHandler(a, log).Handle, acfg)
+		// The archive being gone (its bucket, or the metadata its catalog
+		// points at) stops the run with an error naming the table and the
+		// location instead of a retry that cannot succeed.
+		handler := archiver.NewHandler(a, log).OnQuarantine(archTally.note)
+		arch, err := streamrun.New(clients.Streams, archCheckpoints, stopOnPermanent(handler.Process), acfg)
 		if err != nil {
 			return errorf(env, exitUsage, "run: archiver: %v", err)
 		}
-		runs = append(runs, &consumerRun{name: acfg.Consumer, r: arch, meter: archMeter})
+		runs = append(runs, &consumerRun{name: acfg.Consumer, r: arch, meter: archMeter, tally: archTally})
 	}
 	began := time.Now()
 	var wg sync.WaitGroup
@@ -250,13 +359,14 @@ type consumerRun struct {
 	name  string
 	r     *streamrun.Runner
 	meter *capacity.Meter
+	tally *quarantineTally
 	err   error
 }
 
 // summary is the consumer's part of run's summary; its consumed capacity
 // is keyed by logical table name (n's prefix removed).
 func (c *consumerRun) summary(n schema.Naming) consumerSummary {
-	s := consumerSummary{Stats: c.r.Stats(), Consumer: c.name}
+	s := consumerSummary{Stats: c.r.Stats(), Consumer: c.name, Quarantined: c.tally.n()}
 	s.ConsumedCapacity = c.meter.Snapshot().ForRecords(s.Records).TrimTablePrefix(n.Table(""))
 	if c.err != nil {
 		s.Error = c.err.Error()
@@ -274,7 +384,7 @@ func printRunSummary(w io.Writer, sum runSummary) error {
 		consumers = append(consumers, *sum.Archiver)
 	}
 	for _, c := range consumers {
-		fmt.Fprintf(&b, "%-9s  %d records in %d batches, %d retries, %d dead-lettered", c.Consumer, c.Records, c.Batches, c.Retries, c.Poisoned)
+		fmt.Fprintf(&b, "%-9s  %d records in %d batches, %d retries, %d dead-lettered", c.Consumer, c.Records, c.Batches, c.Retries, c.Quarantined)
 		if c.Error != "" {
 			fmt.Fprintf(&b, ", stopped: %s", c.Error)
 		}

@@ -74,8 +74,9 @@ type Delivery struct {
 
 // Deliver hands recs (in stream order) to the handler until every one of
 // them is dealt with, and returns how many were. It stops early, with the
-// error, when ctx is done, when OnFailure or Done fails, or when a batch
-// exhausts its retries without an OnFailure (ErrRetriesExhausted).
+// error, when ctx is done, when OnFailure or Done fails, when a batch
+// exhausts its retries without an OnFailure (ErrRetriesExhausted), or when
+// the handler returns a permanent error (a *StoppedError).
 func (d *Delivery) Deliver(ctx context.Context, recs []events.DynamoDBEventRecord) (int, error) {
 	size := d.BatchSize
 	if size <= 0 {
@@ -117,6 +118,10 @@ func (d *Delivery) deliver(ctx context.Context, recs []events.DynamoDBEventRecor
 		}
 		if ctx.Err() != nil {
 			return dealt, ctx.Err()
+		}
+		if out.funcErr && permanent(out.cause) {
+			log.Error("streamrun: batch failed for a cause no retry can fix, stopping", "records", len(recs), "first", recs[0].Change.SequenceNumber, "err", out.cause)
+			return dealt, &StoppedError{Seq: recs[0].Change.SequenceNumber, Err: out.cause}
 		}
 		if out.funcErr && d.BisectOnError && len(recs) > 1 {
 			if d.onBisect != nil {
@@ -163,6 +168,30 @@ func (d *Delivery) deliver(ctx context.Context, recs []events.DynamoDBEventRecor
 		}
 	}
 	return dealt, nil
+}
+
+// StoppedError is why Deliver stopped at a batch whose handler returned a
+// permanent error: one that reports Permanent() true (errors.As), such as
+// an archive that is gone. No retry can fix it, so the batch is neither
+// retried, bisected nor given to OnFailure, and nothing of it is marked
+// done: Lambda would retry it until its records expire; a local consumer
+// stops and says why.
+type StoppedError struct {
+	Seq string // the batch's first SequenceNumber
+	Err error
+}
+
+func (e *StoppedError) Error() string {
+	return fmt.Sprintf("streamrun: stopped at record %s: %v", e.Seq, e.Err)
+}
+
+// Unwrap returns the handler's error.
+func (e *StoppedError) Unwrap() error { return e.Err }
+
+// permanent reports an error that says it is permanent.
+func permanent(err error) bool {
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
 }
 
 // outcome is the result of one handler invocation.

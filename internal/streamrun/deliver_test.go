@@ -176,3 +176,44 @@ func TestDeliverBisect(t *testing.T) {
 		t.Fatalf("Deliver = %d, %v; on failure %v; calls %v", n, err, sent, h.calls)
 	}
 }
+
+// permanentErr is a handler error that says no retry can fix it.
+type permanentErr struct{ error }
+
+func (permanentErr) Permanent() bool { return true }
+
+// TestDeliverStopsOnAPermanentError: a handler error reporting Permanent()
+// stops Deliver at once with a *StoppedError wrapping it: no retry, no
+// bisection, nothing to OnFailure, nothing marked done. An error that is not
+// permanent is still retried.
+func TestDeliverStopsOnAPermanentError(t *testing.T) {
+	gone := permanentErr{errors.New("archive gone")}
+	h := &scripted{respond: func(n int, seqs []string) (events.DynamoDBEventResponse, error) {
+		return failures(seqs[0]), gone
+	}}
+	var done []string
+	failed := 0
+	d := &Delivery{Handler: h.handle, BisectOnError: true, MaxRetryAttempts: 5, Backoff: func(int) time.Duration { return 0 },
+		Logger:    slog.New(slog.DiscardHandler),
+		Done:      func(_ context.Context, seq string) error { done = append(done, seq); return nil },
+		OnFailure: func(context.Context, events.DynamoDBEventRecord, error) error { failed++; return nil }}
+	n, err := d.Deliver(context.Background(), batchOf(4))
+	var stopped *StoppedError
+	if n != 0 || !errors.As(err, &stopped) || stopped.Seq != "101" || !errors.Is(err, gone) {
+		t.Fatalf("Deliver = %d, %v; want 0 and a *StoppedError at 101 wrapping the handler's error", n, err)
+	}
+	if len(h.calls) != 1 || len(done) != 0 || failed != 0 {
+		t.Fatalf("calls %v, done %v, OnFailure %d: want one call and nothing else", h.calls, done, failed)
+	}
+
+	h = &scripted{respond: func(n int, seqs []string) (events.DynamoDBEventResponse, error) {
+		if n == 0 {
+			return events.DynamoDBEventResponse{}, errors.New("transient")
+		}
+		return events.DynamoDBEventResponse{}, nil
+	}}
+	d.Handler, d.BisectOnError, done = h.handle, false, nil
+	if n, err := d.Deliver(context.Background(), batchOf(4)); n != 4 || err != nil || len(h.calls) != 2 {
+		t.Fatalf("transient error: Deliver = %d, %v after %d calls; want a retry that succeeds", n, err, len(h.calls))
+	}
+}

@@ -43,6 +43,10 @@
 //     treats an empty, null or unknown itemIdentifier as a complete failure
 //     of the batch (AWS Lambda developer guide, "Configuring partial batch
 //     response with DynamoDB and Lambda", success and failure conditions).
+//     A handler error that reports Permanent() true (errors.As; an archive
+//     that is gone, say) is not retried: Run stops with a *StoppedError
+//     wrapping it, nothing of the batch checkpointed, where Lambda would
+//     retry until the records expire.
 //     A batch is retried MaxRetryAttempts times after its first attempt,
 //     with jittered exponential backoff; a retry that makes progress starts
 //     a new count.

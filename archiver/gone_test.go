@@ -1,0 +1,119 @@
+package archiver_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/streamfold/streamfold/archiver"
+	"github.com/streamfold/streamfold/internal/awsclient"
+)
+
+// deleteObjects deletes every object of bucket under prefix.
+func deleteObjects(t *testing.T, c *awsclient.Clients, bucket, prefix string) int {
+	t.Helper()
+	ctx := context.Background()
+	out, err := c.S3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range out.Contents {
+		if _, err := c.S3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return len(out.Contents)
+}
+
+// slogTo is a text logger writing to w.
+func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// streamBatch is the stream batch of recs, as Lambda delivers it.
+func streamBatch(t *testing.T, recs []archiver.Record) events.DynamoDBEvent {
+	t.Helper()
+	var ev events.DynamoDBEvent
+	for _, r := range recs {
+		rec := streamRecord(t, r.Seq, "INSERT", eventItem(t, r))
+		rec.EventID = r.StreamEventID
+		ev.Records = append(ev.Records, rec)
+	}
+	return ev
+}
+
+// TestArchiveGone: when the table metadata the catalog points at, or the
+// whole bucket, no longer exists, a batch fails at once with a *GoneError
+// naming the table and what is missing, permanent (a local runner stops
+// on it); the Lambda handler logs it, writes the ArchiveUnavailable
+// metric line, and fails the batch from its first record.
+func TestArchiveGone(t *testing.T) {
+	ctx := context.Background()
+	sa, sb := twoShards(t)
+	check := func(t *testing.T, a *archiver.Archive, wantLocation func(string) bool) {
+		t.Helper()
+		var metrics, logs bytes.Buffer
+		h := archiver.NewHandler(a, quietLog()).EmitMetrics(&metrics, "sf-test")
+		start := time.Now()
+		resp, err := h.Process(ctx, streamBatch(t, sb))
+		if took := time.Since(start); took > 30*time.Second {
+			t.Errorf("the failure took %s", took)
+		}
+		var gone *archiver.GoneError
+		var p interface{ Permanent() bool }
+		if !errors.As(err, &gone) || !errors.Is(err, archiver.ErrArchiveGone) || !errors.As(err, &p) || !p.Permanent() {
+			t.Fatalf("Process: %v; want a permanent *GoneError", err)
+		}
+		if !strings.HasSuffix(gone.Table, "."+archiver.TableMessages) || !wantLocation(gone.Location) ||
+			!strings.Contains(err.Error(), gone.Table) || !strings.Contains(err.Error(), gone.Location) {
+			t.Fatalf("GoneError table %q, location %q: %v", gone.Table, gone.Location, err)
+		}
+		if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != sb[0].Seq {
+			t.Fatalf("response %+v: want the batch's first record", resp)
+		}
+		line := metrics.String()
+		if !strings.Contains(line, `"ArchiveUnavailable":1`) || !strings.Contains(line, `"Deployment":"sf-test"`) ||
+			!strings.Contains(line, gone.Location) || !strings.Contains(line, `"Namespace":"Streamfold"`) {
+			t.Fatalf("metric line %q", line)
+		}
+		// Handle, as Lambda runs it, reports the failure and no error.
+		h = archiver.NewHandler(a, slogTo(&logs))
+		if resp, err := h.Handle(ctx, streamBatch(t, sb)); err != nil || len(resp.BatchItemFailures) != 1 {
+			t.Fatalf("Handle: %+v, %v", resp, err)
+		}
+		if !strings.Contains(logs.String(), "archive gone") || !strings.Contains(logs.String(), "location="+gone.Location) {
+			t.Fatalf("log %q: want the error with the table and location", logs.String())
+		}
+	}
+
+	t.Run("metadata deleted", func(t *testing.T) {
+		c, bucket := newBucket(t)
+		a := newArchive(t, c.S3, archiver.Config{Bucket: bucket, Prefix: "arch"})
+		write(t, a, sa, 1, 0)
+		if n := deleteObjects(t, c, bucket, "arch/"+archiver.TableMessages+"/metadata/"); n == 0 {
+			t.Fatal("no metadata to delete")
+		}
+		loc := func(l string) bool {
+			return strings.HasPrefix(l, "s3://"+bucket+"/arch/"+archiver.TableMessages+"/metadata/") && strings.HasSuffix(l, ".metadata.json")
+		}
+		check(t, a, loc)                                                                    // the process that wrote the table
+		check(t, newArchive(t, c.S3, archiver.Config{Bucket: bucket, Prefix: "arch"}), loc) // a new one
+	})
+	t.Run("bucket deleted", func(t *testing.T) {
+		c, bucket := newBucket(t)
+		a := newArchive(t, c.S3, archiver.Config{Bucket: bucket, Prefix: "arch"})
+		write(t, a, sa, 1, 0)
+		deleteObjects(t, c, bucket, "")
+		if _, err := c.S3.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)}); err != nil {
+			t.Fatal(err)
+		}
+		check(t, a, func(l string) bool { return l == "s3://"+bucket })
+	})
+}
