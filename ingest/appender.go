@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/internal/retry"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -46,6 +47,32 @@ type AppenderConfig struct {
 	// schema.DataPlain writes the format consumers older than compression
 	// read.
 	DataEncoding schema.DataEncoding
+	// Payloads is what becomes of the input, output and cause of an agent
+	// execution's events (schema.TypeExecutionStatusChange) on every route
+	// that appends through this Appender (PayloadPolicy; default
+	// DefaultPayloadPolicy, hash). See ApplyPayloadPolicy.
+	Payloads PayloadPolicy
+	// MaxFutureSkew is how far an event's time may be ahead of its
+	// recordedat (the Appender's clock when it writes the event); an event
+	// further ahead is Rejected (ErrTimeAhead, field "time"). Default
+	// DefaultMaxFutureSkew (24 h); at most MaxMaxFutureSkew.
+	MaxFutureSkew time.Duration
+	// DeadLetters, when set, keeps every conflict (ErrConflict) as a dead
+	// letter of consumer DeadLetterConsumer, reason ReasonConflict, with
+	// both versions (ConflictDeadLetter). nil: conflicts are only reported.
+	DeadLetters DeadLetterPutter
+}
+
+// DefaultMaxFutureSkew is the default AppenderConfig.MaxFutureSkew.
+const DefaultMaxFutureSkew = 24 * time.Hour
+
+// MaxMaxFutureSkew is the largest AppenderConfig.MaxFutureSkew accepted.
+const MaxMaxFutureSkew = 366 * 24 * time.Hour
+
+// DeadLetterPutter is what the Appender needs of the dead-letters table
+// (*deadletter.Table satisfies it).
+type DeadLetterPutter interface {
+	Put(ctx context.Context, d deadletter.Letter) error
 }
 
 // SetDefaults fills zero fields with their defaults.
@@ -55,6 +82,8 @@ func (c *AppenderConfig) SetDefaults() {
 	c.MaxAttempts = cmp.Or(c.MaxAttempts, 8)
 	c.BaseBackoff = cmp.Or(c.BaseBackoff, 25*time.Millisecond)
 	c.MaxBackoff = cmp.Or(c.MaxBackoff, 2*time.Second)
+	c.MaxFutureSkew = cmp.Or(c.MaxFutureSkew, DefaultMaxFutureSkew)
+	c.Payloads = c.Payloads.orDefault()
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -75,13 +104,29 @@ func (c AppenderConfig) Validate() error {
 		return errors.New("ingest: AppenderConfig.BaseBackoff: must be positive and not above MaxBackoff")
 	case c.DataEncoding != schema.DataCompressed && c.DataEncoding != schema.DataPlain && c.DataEncoding != schema.DataCompressedNoDictionary:
 		return fmt.Errorf("ingest: AppenderConfig.DataEncoding: unknown %s", c.DataEncoding)
+	case c.MaxFutureSkew <= 0 || c.MaxFutureSkew > MaxMaxFutureSkew:
+		return fmt.Errorf("ingest: AppenderConfig.MaxFutureSkew: must be positive and at most %s, got %s", MaxMaxFutureSkew, c.MaxFutureSkew)
+	}
+	if _, err := ParsePayloadPolicy(string(c.Payloads)); err != nil {
+		return fmt.Errorf("ingest: AppenderConfig.Payloads: %w", err)
 	}
 	return nil
 }
 
-// Appender appends events to the event table. Each event is validated first
-// and written with a condition that no item with its (subject, id) exists, so
-// a repeated event is reported as Duplicate and never written twice. An
+// Appender appends events to the event table. It is the one place every
+// ingest route goes through, so its rules hold on every route: an agent
+// execution's input, output and cause are treated as AppenderConfig.Payloads
+// says (ApplyPayloadPolicy); each event is validated; an event dated more
+// than AppenderConfig.MaxFutureSkew ahead of its recordedat is Rejected
+// (ErrTimeAhead). Each event is written with its content hash
+// (schema.AttrContentHash) and a condition that no item with its (subject,
+// id) exists: an event already there with the same content hash is reported
+// as Duplicate and never written twice; with a different one it is a
+// Conflict (ErrConflict), kept in AppenderConfig.DeadLetters. The stored
+// item comes back with the failed condition
+// (ReturnValuesOnConditionCheckFailure ALL_OLD), so telling them apart
+// costs no read; a stored item without a content hash (appended before
+// hashes existed) has its hash computed from its attributes. An
 // event whose item would exceed DynamoDB's 400 KB item limit, even with data
 // compressed, is Rejected with a *TooLargeError (ErrTooLarge). Events
 // of one subject are written in input order; different subjects are written
@@ -137,24 +182,18 @@ func Prepare(e *schema.Event) error {
 func (a *Appender) Append(ctx context.Context, events []schema.Event) (Result, error) {
 	res := Result{Outcomes: make([]Outcome, len(events)), Errors: make([]error, len(events))}
 	type job struct {
-		i    int
-		item map[string]types.AttributeValue
+		i int
+		w write
 	}
 	jobs := make([]job, 0, len(events))
 	now := a.cfg.Now().UTC()
 	for i := range events {
-		e := events[i]
-		if err := Prepare(&e); err != nil {
-			res.Outcomes[i], res.Errors[i] = Rejected, err
-			continue
-		}
-		e.RecordedAt = &now
-		item, err := a.item(e)
+		w, err := a.prepare(events[i], now)
 		if err != nil {
 			res.Outcomes[i], res.Errors[i] = Rejected, err
 			continue
 		}
-		jobs = append(jobs, job{i: i, item: item})
+		jobs = append(jobs, job{i: i, w: w})
 	}
 	// Events of one subject are written one after another, in input order,
 	// so the stream shows them in that order; different subjects run in
@@ -162,7 +201,7 @@ func (a *Appender) Append(ctx context.Context, events []schema.Event) (Result, e
 	var groups [][]job
 	bySubject := map[string]int{}
 	for _, j := range jobs {
-		subj := attrS(j.item, schema.AttrSubject)
+		subj := j.w.event.Subject
 		g, ok := bySubject[subj]
 		if !ok {
 			g = len(groups)
@@ -180,7 +219,7 @@ func (a *Appender) Append(ctx context.Context, events []schema.Event) (Result, e
 			defer wg.Done()
 			for g := range ch {
 				for _, j := range g {
-					res.Outcomes[j.i], res.Errors[j.i] = a.put(ctx, j.item)
+					res.Outcomes[j.i], res.Errors[j.i] = a.put(ctx, j.w)
 				}
 			}
 		}()
@@ -203,12 +242,45 @@ func (a *Appender) Append(ctx context.Context, events []schema.Event) (Result, e
 	return res, nil
 }
 
-// item builds an event's item and checks that DynamoDB can store it.
-func (a *Appender) item(e schema.Event) (map[string]types.AttributeValue, error) {
+// write is one event ready to be written: the event as stored, its content
+// hash and its item.
+type write struct {
+	event schema.Event
+	hash  string
+	item  map[string]types.AttributeValue
+}
+
+// prepare applies the payload policy, validates and normalises e (Prepare),
+// stamps recordedat, checks the future skew and builds the item with its
+// content hash. Its errors are the event's rejection.
+func (a *Appender) prepare(e schema.Event, now time.Time) (write, error) {
+	ApplyPayloadPolicy(&e, a.cfg.Payloads)
+	if err := Prepare(&e); err != nil {
+		return write{}, err
+	}
+	if e.Time.After(now.Add(a.cfg.MaxFutureSkew)) {
+		return write{}, newTimeAheadError(e, now, a.cfg.MaxFutureSkew)
+	}
+	e.RecordedAt = &now
+	hash, err := schema.ContentHash(e)
+	if err != nil {
+		return write{}, err
+	}
+	item, err := a.item(e, hash)
+	if err != nil {
+		return write{}, err
+	}
+	return write{event: e, hash: hash, item: item}, nil
+}
+
+// item builds an event's item, with its content hash, and checks that
+// DynamoDB can store it.
+func (a *Appender) item(e schema.Event, hash string) (map[string]types.AttributeValue, error) {
 	item, err := schema.ItemEncoded(e, a.cfg.Retention, a.cfg.DataEncoding)
 	if err != nil {
 		return nil, err
 	}
+	item[schema.AttrContentHash] = &types.AttributeValueMemberS{Value: hash}
 	if size := schema.ItemSize(item); size > schema.MaxItemBytes {
 		_, compressed := item[schema.AttrDataEncoding]
 		return nil, &TooLargeError{Subject: e.Subject, ID: e.ID, ItemBytes: size, DataBytes: len(e.Data), Compressed: compressed, Limit: schema.MaxItemBytes}
@@ -219,17 +291,24 @@ func (a *Appender) item(e schema.Event) (map[string]types.AttributeValue, error)
 var condNew = aws.String("attribute_not_exists(#s)")
 var condNames = map[string]string{"#s": schema.AttrSubject}
 
-func (a *Appender) put(ctx context.Context, item map[string]types.AttributeValue) (Outcome, error) {
-	in := &dynamodb.PutItemInput{
-		TableName:                aws.String(a.cfg.Table),
-		Item:                     item,
-		ConditionExpression:      condNew,
-		ExpressionAttributeNames: condNames,
+// putInput is the conditional write of an item: only if no item has its
+// key, returning the stored item when there is one.
+func putInput(table string, item map[string]types.AttributeValue) *dynamodb.PutItemInput {
+	return &dynamodb.PutItemInput{
+		TableName:                           aws.String(table),
+		Item:                                item,
+		ConditionExpression:                 condNew,
+		ExpressionAttributeNames:            condNames,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
+}
+
+func (a *Appender) put(ctx context.Context, w write) (Outcome, error) {
+	in := putInput(a.cfg.Table, w.item)
 	var last error
 	for attempt := 1; attempt <= a.cfg.MaxAttempts; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return Failed, &WriteError{Subject: attrS(item, schema.AttrSubject), ID: attrS(item, schema.AttrID), Attempts: attempt - 1, Err: err}
+			return Failed, &WriteError{Subject: w.event.Subject, ID: w.event.ID, Attempts: attempt - 1, Err: err}
 		}
 		_, err := a.client.PutItem(ctx, in)
 		if err == nil {
@@ -237,7 +316,7 @@ func (a *Appender) put(ctx context.Context, item map[string]types.AttributeValue
 		}
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
-			return Duplicate, nil
+			return a.existing(ctx, w, ccf.Item)
 		}
 		last = err
 		if !Retryable(err) {
@@ -247,7 +326,51 @@ func (a *Appender) put(ctx context.Context, item map[string]types.AttributeValue
 			_ = retry.Sleep(ctx, retry.Full(a.cfg.BaseBackoff, a.cfg.MaxBackoff, attempt))
 		}
 	}
-	return Failed, &WriteError{Subject: attrS(item, schema.AttrSubject), ID: attrS(item, schema.AttrID), Err: last}
+	return Failed, &WriteError{Subject: w.event.Subject, ID: w.event.ID, Err: last}
+}
+
+// existing decides what an event whose key is taken is, from the stored
+// item: Duplicate or Conflict (kept in the dead letters, when configured;
+// a failed dead-letter write makes the event Failed, so that the producer
+// retries and the conflict is kept then).
+func (a *Appender) existing(ctx context.Context, w write, stored map[string]types.AttributeValue) (Outcome, error) {
+	cerr := CompareStored(w.event, w.hash, stored)
+	if cerr == nil {
+		return Duplicate, nil
+	}
+	if a.cfg.DeadLetters != nil {
+		letter, err := ConflictLetter(cerr, a.cfg.Now())
+		if err == nil {
+			err = a.cfg.DeadLetters.Put(ctx, letter)
+		}
+		if err != nil {
+			return Failed, &WriteError{Subject: w.event.Subject, ID: w.event.ID, Err: fmt.Errorf("conflict not kept in the dead letters: %w", err)}
+		}
+	}
+	return Conflict, cerr
+}
+
+// CompareStored decides whether e, whose content hash is hash, is the event
+// stored as item (the item its conditional write found in the way): nil
+// when the contents are the same (a duplicate), else the *ConflictError.
+// An item without schema.AttrContentHash (appended before content hashes
+// existed) is hashed from its attributes (schema.EventFromItem); one that
+// cannot even be read (or was not returned) conflicts with every event,
+// with an empty Stored and StoredHash.
+func CompareStored(e schema.Event, hash string, item map[string]types.AttributeValue) *ConflictError {
+	stored, serr := schema.EventFromItem(item)
+	storedHash, legacy := attrS(item, schema.AttrContentHash), false
+	if storedHash == "" && serr == nil {
+		legacy = true
+		storedHash, _ = schema.ContentHash(stored)
+	}
+	if storedHash != "" && storedHash == hash {
+		return nil
+	}
+	if serr != nil {
+		stored = schema.Event{}
+	}
+	return &ConflictError{Subject: e.Subject, ID: e.ID, StoredHash: storedHash, NewHash: hash, Stored: stored, New: e, Legacy: legacy}
 }
 
 // retryableCodes are DynamoDB error codes worth another attempt.

@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/streamfold/streamfold/internal/deadletter"
+	"github.com/streamfold/streamfold/schema"
 )
 
 // DeadLetterConsumer is the dead-letter consumer name (the dead-letters
@@ -35,6 +38,14 @@ const (
 	// (*schema.ValidationError), such as a status this version does not
 	// know.
 	ReasonInvalid = "invalid"
+	// ReasonConflict: an event whose (subject, id) is already stored with
+	// different content (ErrConflict). Written by the Appender on every
+	// route, with both versions (ConflictDeadLetter); replay leaves it
+	// quarantined: a person decides which version is right.
+	ReasonConflict = "conflict"
+	// ReasonTimeAhead: an event dated more than the Appender's
+	// MaxFutureSkew ahead of its recordedat (ErrTimeAhead).
+	ReasonTimeAhead = "time-ahead"
 )
 
 // DeadLetterReason names why a permanent error of StepFunctionsAdapter.Handle
@@ -47,6 +58,10 @@ func DeadLetterReason(err error) string {
 		return ReasonStateMachineNotFound
 	case errors.Is(err, ErrTooLarge):
 		return ReasonTooLarge
+	case errors.Is(err, ErrConflict):
+		return ReasonConflict
+	case errors.Is(err, ErrTimeAhead):
+		return ReasonTimeAhead
 	}
 	return ReasonInvalid
 }
@@ -110,4 +125,77 @@ func DeadLetterPosition(ev EventBridgeEvent, raw []byte) string {
 		id = "sha256:" + hex.EncodeToString(sum[:])[:40]
 	}
 	return ev.Time.UTC().Format(time.RFC3339) + "#" + id
+}
+
+// ConflictDeadLetter is the JSON Record of a conflict's dead letter
+// (consumer DeadLetterConsumer, reason ReasonConflict): both versions of
+// the event, as envelopes, with their content hashes (schema.ContentHash).
+// Stored is the event as the table holds it (its recordedat set), New the
+// one refused (its recordedat the time it was refused). When both would
+// make the dead letter larger than MaxConflictRecordBytes, the data of
+// Stored (which stays in the event table) is left out, then that of New:
+// StoredDataOmitted and NewDataOmitted say so.
+type ConflictDeadLetter struct {
+	Stored            schema.Event `json:"stored"`
+	StoredContentHash string       `json:"storedContentHash"`
+	StoredDataOmitted bool         `json:"storedDataOmitted,omitempty"`
+	// StoredLegacy: the stored item had no content hash (appended before
+	// hashes existed); StoredContentHash was computed from it.
+	StoredLegacy   bool         `json:"storedLegacy,omitempty"`
+	New            schema.Event `json:"new"`
+	NewContentHash string       `json:"newContentHash"`
+	NewDataOmitted bool         `json:"newDataOmitted,omitempty"`
+}
+
+// MaxConflictRecordBytes bounds the Record of a conflict's dead letter, so
+// that its item stays under DynamoDB's 400 KB.
+const MaxConflictRecordBytes = 300 << 10
+
+// ConflictPosition is the sort key of a conflict's dead letter: the
+// event's time (UTC, to the second), its id and the refused version's
+// content hash, so that the entries list in event order beside the other
+// ingest dead letters, each conflicting version keeps one entry, and a
+// producer retrying the same version replaces it.
+func ConflictPosition(c *ConflictError) string {
+	return c.New.Time.UTC().Format(time.RFC3339) + "#" + c.ID + "#" + c.NewHash
+}
+
+// ConflictLetter builds the dead letter of a conflict, quarantined at now.
+func ConflictLetter(c *ConflictError, now time.Time) (deadletter.Letter, error) {
+	d := ConflictDeadLetter{Stored: c.Stored, StoredContentHash: c.StoredHash, StoredLegacy: c.Legacy, New: c.New, NewContentHash: c.NewHash}
+	if d.Stored.Data == nil {
+		d.Stored.Data = json.RawMessage("null")
+	}
+	rec, err := marshalNoEscape(d)
+	if err == nil && len(rec) > MaxConflictRecordBytes {
+		d.Stored.Data, d.StoredDataOmitted = json.RawMessage("null"), true
+		rec, err = marshalNoEscape(d)
+	}
+	if err == nil && len(rec) > MaxConflictRecordBytes {
+		d.New.Data, d.NewDataOmitted = json.RawMessage("null"), true
+		rec, err = marshalNoEscape(d)
+	}
+	if err != nil {
+		return deadletter.Letter{}, fmt.Errorf("ingest: conflict dead letter of %s/%s: %w", c.Subject, c.ID, err)
+	}
+	return deadletter.Letter{
+		Consumer:      DeadLetterConsumer,
+		Position:      ConflictPosition(c),
+		EventID:       c.ID,
+		EventName:     c.New.Type,
+		Reason:        ReasonConflict,
+		Error:         c.Error(),
+		Record:        string(rec),
+		QuarantinedAt: now.UTC(),
+		Status:        deadletter.StatusQuarantined,
+	}, nil
+}
+
+// ParseConflictDeadLetter decodes the Record of a conflict's dead letter.
+func ParseConflictDeadLetter(record string) (ConflictDeadLetter, error) {
+	var d ConflictDeadLetter
+	if err := json.Unmarshal([]byte(record), &d); err != nil {
+		return d, fmt.Errorf("ingest: conflict dead letter record: %s", jsonText(err))
+	}
+	return d, nil
 }

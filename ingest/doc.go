@@ -1,10 +1,16 @@
 // Package ingest is streamfold's producer side: everything that appends raw
 // events to the event table.
 //
-//   - Appender validates events (schema.Validate) and writes each with a
+//   - Appender is the one writer every route goes through. It applies the
+//     agent payload policy (ApplyPayloadPolicy), validates events
+//     (schema.Validate), rejects an event dated more than MaxFutureSkew
+//     (default 24 h) ahead of its recordedat (ErrTimeAhead, field "time"),
+//     and writes each with its content hash (schema.ContentHash) by a
 //     conditional PutItem on its (subject, id) key. Appends are idempotent:
-//     an event already in the table is reported as Duplicate and not written
-//     again, so producers may retry freely. Writes run concurrently
+//     an event already in the table with the same content is reported as
+//     Duplicate and not written again, so producers may retry freely; with
+//     other content it is a Conflict (ErrConflict), kept with both versions
+//     in the dead letters (consumer "ingest", reason "conflict"). Writes run concurrently
 //     (AppenderConfig.Concurrency); throttling and other transient errors are
 //     retried with jittered exponential backoff. Outcomes are reported per
 //     event, in input order. Events of one subject are written sequentially
@@ -21,8 +27,8 @@
 //     HTTP in structured, binary and batched modes, DecodeCloudEvents, with
 //     a bearer token) and POST /eventbridge (one EventBridge event through
 //     StepFunctionsAdapter). It answers per event: accepted, duplicate,
-//     rejected (naming the fields), too_large (413) or failed (503, the only
-//     retryable one).
+//     rejected (naming the fields), too_large (413), conflict (409) or
+//     failed (503, the only retryable one).
 //   - StepFunctionsAdapter is the EventBridge target for Step Functions
 //     status changes; it keeps only agent state machines (seed 002's tags,
 //     looked up through a TagCache).

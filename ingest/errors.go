@@ -3,6 +3,9 @@ package ingest
 import (
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/streamfold/streamfold/schema"
 )
 
 // WriteError says which event could not be written and why. It is transient
@@ -58,3 +61,75 @@ func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
 // Permanent reports that the same event is never worth retrying.
 func (e *TooLargeError) Permanent() bool { return true }
+
+// ErrConflict is matched (errors.Is) by the error of an event whose
+// (subject, id) is already in the event table with different content
+// (schema.ContentHash): a conflict, not a duplicate. Append reports it as
+// Conflict with a *ConflictError and writes nothing: the stored event stays,
+// and both versions are kept as a dead letter (consumer
+// DeadLetterConsumer, reason ReasonConflict) for a person to decide.
+// Retrying the same event cannot succeed. POST /events, POST /eventbridge
+// and the webhook answer 409; `streamfold emit` counts it under
+// "conflicts" and exits 4.
+var ErrConflict = errors.New("ingest: event id already stored with different content")
+
+// ConflictError is the error of a conflicting event.
+type ConflictError struct {
+	Subject, ID string
+	// StoredHash and NewHash are the content hashes (schema.ContentHash)
+	// of the stored event and of the one refused.
+	StoredHash, NewHash string
+	// Stored and New are the two versions: the stored one as the table
+	// holds it (RecordedAt set), the new one as it would have been
+	// written.
+	Stored, New schema.Event
+	// Legacy says that the stored item has no schema.AttrContentHash (it
+	// was appended before content hashes existed) and StoredHash was
+	// computed from it.
+	Legacy bool
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("ingest: event %s/%s conflicts with the stored event of the same subject and id: its content hash is %s, the stored one's %s; the stored event is kept and this one was not written",
+		e.Subject, e.ID, e.NewHash, e.StoredHash)
+}
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// Permanent reports that the same event is never worth retrying.
+func (e *ConflictError) Permanent() bool { return true }
+
+// ErrTimeAhead is matched (errors.Is) by the error of an event whose time is
+// more than AppenderConfig.MaxFutureSkew ahead of its recordedat (the time
+// the Appender writes it). Append reports it as Rejected with a
+// *TimeAheadError, whose Unwrap gives the *schema.ValidationError naming
+// the field "time", and never writes it.
+var ErrTimeAhead = errors.New("ingest: event time too far ahead of recordedat")
+
+// TimeAheadError is the error of an event dated too far in the future.
+type TimeAheadError struct {
+	Subject, ID string
+	Time        time.Time // the event's time
+	RecordedAt  time.Time // when it was to be written
+	Limit       time.Duration
+	err         *schema.ValidationError
+}
+
+func newTimeAheadError(e schema.Event, recordedAt time.Time, limit time.Duration) *TimeAheadError {
+	rule := fmt.Sprintf("is %s ahead of recordedat %s; at most %s ahead is accepted (max future skew)",
+		e.Time.Sub(recordedAt).Round(time.Second), recordedAt.UTC().Format(time.RFC3339), limit)
+	return &TimeAheadError{Subject: e.Subject, ID: e.ID, Time: e.Time, RecordedAt: recordedAt, Limit: limit,
+		err: &schema.ValidationError{Errors: []*schema.FieldError{{Field: "time", Rule: rule}}}}
+}
+
+func (e *TimeAheadError) Error() string { return e.err.Error() }
+
+// Unwrap returns the *schema.ValidationError naming "time".
+func (e *TimeAheadError) Unwrap() error { return e.err }
+
+// Is makes errors.Is(err, ErrTimeAhead) true.
+func (e *TimeAheadError) Is(target error) bool { return target == ErrTimeAhead }
+
+// Permanent reports that the same event is never worth retrying.
+func (e *TimeAheadError) Permanent() bool { return true }

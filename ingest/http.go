@@ -181,13 +181,17 @@ func CheckToken(token []byte) error {
 // body is not what the route takes, 503 when the token cannot be read.
 //
 // Events are answered per event (EventResult): status accepted (202),
-// duplicate (200), rejected (400, with the fields at fault), too_large
-// (413: its item exceeds DynamoDB's 400 KB even compressed, ErrTooLarge),
-// failed (503: retry; appends are idempotent) and, for /eventbridge,
-// skipped (200: not an agent's state machine). A batch is answered with a
-// BatchResult, one result per input event in input order, with status 200
-// when every event was stored (accepted or duplicate), 207 when some were
-// rejected or too large and none failed, and 503 when any failed.
+// duplicate (200: the same id with the same content is stored), rejected
+// (400, with the fields at fault; a time more than the Appender's
+// MaxFutureSkew ahead names "time"), too_large (413: its item exceeds
+// DynamoDB's 400 KB even compressed, ErrTooLarge), conflict (409: the same
+// subject and id is stored with different content, ErrConflict; both
+// versions are kept in the dead letters), failed (503: retry; appends are
+// idempotent) and, for /eventbridge, skipped (200: not an agent's state
+// machine). A batch is answered with a BatchResult, one result per input
+// event in input order, with status 200 when every event was stored
+// (accepted or duplicate), 207 when some were rejected, too large or in
+// conflict and none failed, and 503 when any failed.
 //
 // It is safe for concurrent use.
 type HTTPHandler struct {
@@ -416,6 +420,10 @@ const (
 	StatusTooLarge  = "too_large"
 	StatusFailed    = "failed"
 	StatusSkipped   = "skipped"
+	// StatusConflict: the event's (subject, id) is stored with different
+	// content (ErrConflict); nothing was written, both versions are kept in
+	// the dead letters.
+	StatusConflict = "conflict"
 )
 
 // BatchResult is the answer to a batched request.
@@ -425,6 +433,7 @@ type BatchResult struct {
 	Duplicates int `json:"duplicates"`
 	Rejected   int `json:"rejected"`
 	TooLarge   int `json:"tooLarge"`
+	Conflicts  int `json:"conflicts"`
 	Failed     int `json:"failed"`
 	// Results holds one result per input event, in input order.
 	Results []EventResult `json:"results"`
@@ -441,17 +450,23 @@ func statusCode(status string) int {
 		return http.StatusBadRequest
 	case StatusTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case StatusConflict:
+		return http.StatusConflict
 	}
 	return http.StatusServiceUnavailable
 }
 
 // rejected is the result of an event that can never be stored: too_large
-// for ErrTooLarge, rejected otherwise, with the fields of a
-// *schema.ValidationError.
+// for ErrTooLarge, conflict for ErrConflict, rejected otherwise, with the
+// fields of a *schema.ValidationError.
 func rejected(id, subject string, err error) EventResult {
 	res := EventResult{Status: StatusRejected, ID: id, Subject: subject, Error: strings.TrimPrefix(err.Error(), "ingest: ")}
-	if errors.Is(err, ErrTooLarge) {
+	switch {
+	case errors.Is(err, ErrTooLarge):
 		res.Status = StatusTooLarge
+		return res
+	case errors.Is(err, ErrConflict):
+		res.Status = StatusConflict
 		return res
 	}
 	var ve *schema.ValidationError
@@ -495,7 +510,7 @@ func (h *HTTPHandler) appendResults(ctx context.Context, evs []CloudEvent, resul
 			results[i].Status = StatusAccepted
 		case Duplicate:
 			results[i].Status = StatusDuplicate
-		case Rejected:
+		case Rejected, Conflict:
 			if oerr == nil {
 				oerr = errors.New("rejected by the appender")
 			}
@@ -568,6 +583,8 @@ func (h *HTTPHandler) serveEvents(w http.ResponseWriter, r *http.Request) httpRe
 			b.Rejected++
 		case StatusTooLarge:
 			b.TooLarge++
+		case StatusConflict:
+			b.Conflicts++
 		default:
 			b.Failed++
 		}
@@ -576,11 +593,11 @@ func (h *HTTPHandler) serveEvents(w http.ResponseWriter, r *http.Request) httpRe
 	switch {
 	case b.Failed > 0:
 		status = http.StatusServiceUnavailable
-	case b.Rejected+b.TooLarge > 0:
+	case b.Rejected+b.TooLarge+b.Conflicts > 0:
 		status = http.StatusMultiStatus
 	}
 	logAttrs = append(logAttrs, slog.Int("events", len(results)), slog.Int("accepted", b.Accepted), slog.Int("duplicates", b.Duplicates),
-		slog.Int("rejected", b.Rejected), slog.Int("tooLarge", b.TooLarge), slog.Int("failed", b.Failed))
+		slog.Int("rejected", b.Rejected), slog.Int("tooLarge", b.TooLarge), slog.Int("conflicts", b.Conflicts), slog.Int("failed", b.Failed))
 	return httpReply{status: status, body: b, log: logAttrs, err: aerr}
 }
 

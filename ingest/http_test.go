@@ -65,8 +65,12 @@ func (m *memPut) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func
 	if m.items == nil {
 		m.items = map[string]map[string]types.AttributeValue{}
 	}
-	if _, ok := m.items[key]; ok {
-		return nil, &types.ConditionalCheckFailedException{Message: new(string)}
+	if old, ok := m.items[key]; ok {
+		ccf := &types.ConditionalCheckFailedException{Message: new(string)}
+		if in.ReturnValuesOnConditionCheckFailure == types.ReturnValuesOnConditionCheckFailureAllOld {
+			ccf.Item = old
+		}
+		return nil, ccf
 	}
 	m.items[key] = in.Item
 	m.order = append(m.order, key)

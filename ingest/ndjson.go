@@ -133,7 +133,11 @@ type EmitSummary struct {
 	Duplicates int         `json:"duplicates"`
 	Skipped    int         `json:"skipped"`
 	Rejected   []LineError `json:"rejected"`
-	Failed     []LineError `json:"failed,omitempty"`
+	// Conflicts are the lines whose event's (subject, id) is stored with
+	// different content (ErrConflict): not written, kept in the dead
+	// letters.
+	Conflicts []LineError `json:"conflicts"`
+	Failed    []LineError `json:"failed,omitempty"`
 }
 
 // EmitConfig configures Emit.
@@ -173,7 +177,7 @@ func Emit(ctx context.Context, r io.Reader, a appendAPI, cfg EmitConfig) (*EmitS
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	sum := &EmitSummary{Rejected: []LineError{}}
+	sum := &EmitSummary{Rejected: []LineError{}, Conflicts: []LineError{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), cfg.MaxLineBytes)
 	var batch []schema.Event
@@ -191,6 +195,8 @@ func Emit(ctx context.Context, r io.Reader, a appendAPI, cfg EmitConfig) (*EmitS
 				sum.Duplicates++
 			case Rejected:
 				sum.Rejected = append(sum.Rejected, LineError{Line: lines[i], Error: res.Errors[i].Error()})
+			case Conflict:
+				sum.Conflicts = append(sum.Conflicts, LineError{Line: lines[i], Error: res.Errors[i].Error()})
 			case Failed:
 				sum.Failed = append(sum.Failed, LineError{Line: lines[i], Error: res.Errors[i].Error()})
 			}

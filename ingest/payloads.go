@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/streamfold/streamfold/schema"
 )
 
 // PayloadPolicy says what becomes of a Step Functions execution's input,
@@ -87,4 +89,22 @@ func isPayloadHash(s string) bool {
 	}
 	_, err := hex.DecodeString(h)
 	return err == nil && strings.ToLower(h) == h
+}
+
+// ApplyPayloadPolicy applies p to an event however it arrived: for an agent
+// execution's event (type schema.TypeExecutionStatusChange) it treats the
+// input, output and cause members of its data (the EventBridge detail) as
+// FromEventBridge does, keeping every other member byte for byte; data that
+// is not a JSON object, and events of other types, are left alone. The
+// Appender calls it for every event, so the policy holds on every route
+// (POST /events, /eventbridge, emit, simulate, replay), not only for events
+// that came through the Step Functions adapter. It is idempotent: a hash is
+// not hashed again.
+func ApplyPayloadPolicy(e *schema.Event, p PayloadPolicy) {
+	if e.Type != schema.TypeExecutionStatusChange {
+		return
+	}
+	if data, err := rewriteDetail(e.Data, nil, p); err == nil {
+		e.Data = data
+	}
 }

@@ -13,6 +13,10 @@ const (
 	Rejected
 	// Failed: the write failed (after retries); the event may be retried.
 	Failed
+	// Conflict: an event with the same subject and id but different content
+	// (schema.ContentHash) was already there; nothing was written, the
+	// stored event stays (ErrConflict, *ConflictError).
+	Conflict
 )
 
 func (o Outcome) String() string {
@@ -25,6 +29,8 @@ func (o Outcome) String() string {
 		return "rejected"
 	case Failed:
 		return "failed"
+	case Conflict:
+		return "conflict"
 	}
 	return "unknown"
 }
@@ -32,7 +38,8 @@ func (o Outcome) String() string {
 // Result reports an Append call, one entry per input event, in input order.
 type Result struct {
 	Outcomes []Outcome
-	// Errors holds, for Rejected and Failed events, why; nil otherwise.
+	// Errors holds, for Rejected, Failed and Conflict events, why; nil
+	// otherwise.
 	Errors []error
 }
 

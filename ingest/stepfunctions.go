@@ -144,7 +144,7 @@ func (s *StepFunctionsAdapter) handle(ctx context.Context, ev EventBridgeEvent) 
 			return Appended, arn, nil
 		case Duplicate:
 			return AlreadyAppended, arn, nil
-		case Rejected:
+		case Rejected, Conflict:
 			if len(res.Errors) == 1 && res.Errors[0] != nil {
 				err = res.Errors[0]
 			}

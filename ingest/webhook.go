@@ -228,6 +228,12 @@ func (h *WebhookHandler) serve(w http.ResponseWriter, r *http.Request, delivery,
 			return errorReply(http.StatusRequestEntityTooLarge, "too_large", strings.TrimPrefix(msg, "ingest: "), outErr)
 		}
 		return errorReply(http.StatusBadRequest, "rejected", msg, outErr)
+	case Conflict:
+		msg := "event conflicts with the stored event of the same id"
+		if outErr != nil {
+			msg = strings.TrimPrefix(outErr.Error(), "ingest: ")
+		}
+		return errorReply(http.StatusConflict, "conflict", msg, outErr)
 	default:
 		if outErr == nil {
 			outErr = fmt.Errorf("append outcome %s", res.Outcomes[0])

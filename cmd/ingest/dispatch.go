@@ -117,7 +117,12 @@ func writeBadEvent(w http.ResponseWriter, err error) {
 }
 
 // Outcomes of an EventBridge invocation besides the adapter's.
-const outcomeDeadLettered = "dead_lettered"
+const (
+	outcomeDeadLettered = "dead_lettered"
+	// outcomeConflict: the event's id is stored with different content;
+	// the appender kept both versions as a dead letter (reason conflict).
+	outcomeConflict = "conflict"
+)
 
 // stepFunctionsResult is the invocation result for an EventBridge event.
 type stepFunctionsResult struct {
@@ -172,6 +177,10 @@ func (s *stepFunctions) Handle(ctx context.Context, raw json.RawMessage) (stepFu
 		return stepFunctionsResult{Outcome: out.String()}, nil
 	case !isPermanent(err):
 		return stepFunctionsResult{}, err
+	case errors.Is(err, ingest.ErrConflict):
+		// The appender kept both versions in the dead letters already.
+		s.log.WarnContext(ctx, "step functions event conflicts with a stored event", "id", ev.ID, "error", err.Error())
+		return stepFunctionsResult{Outcome: outcomeConflict, Reason: ingest.ReasonConflict, Error: err.Error()}, nil
 	}
 	return s.deadLetter(ctx, raw, ev, found.found(), ingest.DeadLetterReason(err), err)
 }

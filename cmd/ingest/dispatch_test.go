@@ -45,6 +45,8 @@ type fakeAppender struct {
 	events []schema.Event
 	seen   map[string]bool
 	err    error
+	// conflict makes every event a Conflict (the appender dead-letters it).
+	conflict bool
 }
 
 func (a *fakeAppender) Append(_ context.Context, evs []schema.Event) (ingest.Result, error) {
@@ -57,6 +59,10 @@ func (a *fakeAppender) Append(_ context.Context, evs []schema.Event) (ingest.Res
 	for i, e := range evs {
 		if a.err != nil {
 			res.Outcomes[i], res.Errors[i] = ingest.Failed, a.err
+			continue
+		}
+		if a.conflict {
+			res.Outcomes[i], res.Errors[i] = ingest.Conflict, &ingest.ConflictError{Subject: "s", ID: e.ID, StoredHash: "sha256:a", NewHash: "sha256:b"}
 			continue
 		}
 		if err := ingest.Prepare(&e); err != nil {
@@ -319,6 +325,7 @@ func TestDispatchStepFunctions(t *testing.T) {
 		raw        []byte
 		tags       ingest.TagSource
 		appendErr  error
+		conflict   bool
 		dlErr      error
 		want       stepFunctionsResult
 		wantErr    string // the invocation error, "" for none
@@ -339,6 +346,9 @@ func TestDispatchStepFunctions(t *testing.T) {
 		{name: "state machine deleted", raw: running, tags: notFound,
 			want:       stepFunctionsResult{Outcome: "dead_lettered", Reason: "state-machine-not-found", Error: "ingest: step functions event 6f2b0c1e-9a4d-4c8b-8f3e-2d1a5b7c9e01: tags: ingest: state machine not found: arn:aws:states:us-west-2:123:stateMachine:my-agent-prod: ResourceNotFound: State Machine Does Not Exist"},
 			wantLetter: "2009-02-13T23:31:30Z#6f2b0c1e-9a4d-4c8b-8f3e-2d1a5b7c9e01", wantTags: `null`},
+		// The appender keeps a conflict's two versions itself: no second letter.
+		{name: "conflict", raw: running, tags: agentTags, conflict: true,
+			want: stepFunctionsResult{Outcome: "conflict", Reason: "conflict", Error: "ingest: step functions event 6f2b0c1e-9a4d-4c8b-8f3e-2d1a5b7c9e01: ingest: event s/6f2b0c1e-9a4d-4c8b-8f3e-2d1a5b7c9e01 conflicts with the stored event of the same subject and id: its content hash is sha256:b, the stored one's sha256:a; the stored event is kept and this one was not written"}},
 		{name: "tag lookup throttled", raw: running, tags: throttled,
 			wantErr: "ingest: step functions event 6f2b0c1e-9a4d-4c8b-8f3e-2d1a5b7c9e01: tags: ingest: list tags of arn:aws:states:us-west-2:123:stateMachine:my-agent-prod: ThrottlingException: Rate exceeded"},
 		{name: "append fails", raw: running, tags: agentTags, appendErr: errors.New("ProvisionedThroughputExceededException"),
@@ -348,7 +358,7 @@ func TestDispatchStepFunctions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			app := &fakeAppender{err: tt.appendErr}
+			app := &fakeAppender{err: tt.appendErr, conflict: tt.conflict}
 			dl := &fakeDeadLetters{err: tt.dlErr}
 			d := newDispatcher(t, app, tt.tags, dl)
 			out, err := d.Handle(context.Background(), tt.raw)
@@ -515,6 +525,9 @@ func TestConfig(t *testing.T) {
 		{"no token secret", map[string]string{"GITHUB_WEBHOOK_SECRET_ARN": webhookARN}, "ingest: STREAMFOLD_INGEST_TOKEN_SECRET_ARN: is required (the Secrets Manager secret holding the bearer token of POST /events and POST /eventbridge)"},
 		{"token secret not an ARN", map[string]string{"GITHUB_WEBHOOK_SECRET_ARN": webhookARN, "STREAMFOLD_INGEST_TOKEN_SECRET_ARN": "arn:aws:s3:::bucket"}, `ingest: STREAMFOLD_INGEST_TOKEN_SECRET_ARN: must be a Secrets Manager ARN (arn:...:secretsmanager:...), got "arn:aws:s3:::bucket"`},
 		{"bad stage", map[string]string{"GITHUB_WEBHOOK_SECRET_ARN": webhookARN, "STREAMFOLD_INGEST_TOKEN_SECRET_ARN": tokenARN, "STREAMFOLD_STAGE": "qa"}, `schema: Naming.Stage: must be one of dev, stage, prod, got "qa"`},
+		{"future skew", map[string]string{"GITHUB_WEBHOOK_SECRET_ARN": webhookARN, "STREAMFOLD_INGEST_TOKEN_SECRET_ARN": tokenARN, "STREAMFOLD_STAGE": "prod", "STREAMFOLD_MAX_FUTURE_SKEW": "36h"}, ""},
+		{"bad future skew", map[string]string{"GITHUB_WEBHOOK_SECRET_ARN": webhookARN, "STREAMFOLD_INGEST_TOKEN_SECRET_ARN": tokenARN, "STREAMFOLD_MAX_FUTURE_SKEW": "1d"}, `ingest: STREAMFOLD_MAX_FUTURE_SKEW: must be a positive duration of at most 8784h0m0s, such as 24h, got "1d"`},
+		{"negative future skew", map[string]string{"GITHUB_WEBHOOK_SECRET_ARN": webhookARN, "STREAMFOLD_INGEST_TOKEN_SECRET_ARN": tokenARN, "STREAMFOLD_MAX_FUTURE_SKEW": "-1h"}, `ingest: STREAMFOLD_MAX_FUTURE_SKEW: must be a positive duration of at most 8784h0m0s, such as 24h, got "-1h"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

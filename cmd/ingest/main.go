@@ -18,7 +18,10 @@
 //     retries.
 //
 // Every route appends through ingest.Appender: a conditional PutItem per
-// event, so a redelivery is a duplicate and never a second event. It is a
+// event, so a redelivery is a duplicate and never a second event, and the
+// same id with different content is a conflict kept in the dead letters
+// (consumer "ingest", reason "conflict"); the payload policy and the
+// future-skew limit hold on every route. It is a
 // composition root only: environment in, handler out.
 //
 // Environment:
@@ -29,7 +32,10 @@
 //	STREAMFOLD_INGEST_TOKEN_SECRET_ARN  Secrets Manager secret holding the bearer token of /events
 //	                                    and /eventbridge, 16 characters or more (required)
 //	STREAMFOLD_SFN_PAYLOADS             what is kept of a Step Functions execution's input, output
-//	                                    and cause: hash (default), drop or keep (ingest.PayloadPolicy)
+//	                                    and cause on every route: hash (default), drop or keep
+//	                                    (ingest.PayloadPolicy)
+//	STREAMFOLD_MAX_FUTURE_SKEW          reject an event whose time is more than this ahead of its
+//	                                    recordedat (a Go duration; default 24h)
 //	STREAMFOLD_DYNAMODB_ENDPOINT        optional endpoint override (tests)
 package main
 
@@ -63,7 +69,11 @@ func main() {
 		log.Error("aws clients", "err", err)
 		os.Exit(1)
 	}
-	app, err := ingest.NewAppender(c.DynamoDB, ingest.AppenderConfig{Table: cfg.Naming.Table(schema.TableEvents)})
+	skew, _ := cfg.futureSkew() // checked by Validate
+	deadLetters := projector.NewDeadLetters(c.DynamoDB, cfg.Naming.Table(schema.TableDeadLetters)).EmitMetrics(os.Stdout)
+	app, err := ingest.NewAppender(c.DynamoDB, ingest.AppenderConfig{
+		Table: cfg.Naming.Table(schema.TableEvents), Payloads: cfg.SFNPayloads, MaxFutureSkew: skew, DeadLetters: deadLetters,
+	})
 	if err != nil {
 		log.Error("appender", "err", err)
 		os.Exit(1)
@@ -100,7 +110,7 @@ func main() {
 		sfn: &stepFunctions{
 			appender:    app,
 			tags:        tags,
-			deadLetters: projector.NewDeadLetters(c.DynamoDB, cfg.Naming.Table(schema.TableDeadLetters)).EmitMetrics(os.Stdout),
+			deadLetters: deadLetters,
 			log:         log,
 			now:         time.Now,
 			payloads:    cfg.SFNPayloads,

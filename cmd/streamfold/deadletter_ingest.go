@@ -52,7 +52,7 @@ func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dyn
 			[]string{"POSITION", "STATUS", "REASON", "ERROR"},
 			func(d deadletter.Letter) []string { return []string{d.Position, d.Status, d.Reason, d.Error} })
 	}
-	app, err := ingest.NewAppender(ddb, ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
+	app, err := ingest.NewAppender(ddb, ingest.AppenderConfig{Table: n.Table(schema.TableEvents), DeadLetters: dl})
 	if err != nil {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}
@@ -64,7 +64,9 @@ func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dyn
 // Step Functions adapter: with the tags the function recorded, else with
 // tags (nil: none). Entries the adapter handles are marked replayed; a
 // permanent error leaves the entry quarantined (StillPoison), a transient
-// one is Failed.
+// one is Failed. A conflict (reason ingest.ReasonConflict) is never
+// replayed: a person decides between its two versions, so it stays
+// quarantined (StillPoison, still_failing).
 func replayIngest(ctx context.Context, letters []deadletter.Letter, app ingest.EventAppender, tags ingest.TagSource, dl ingestDeadLetters, log *slog.Logger) ingestReplayResult {
 	res := ingestReplayResult{replayResult: replayResult{StillPoison: []string{}, Failed: []string{}}, Results: []ingestReplayed{}}
 	for _, d := range letters {
@@ -96,6 +98,9 @@ func replayIngest(ctx context.Context, letters []deadletter.Letter, app ingest.E
 
 // replayOne runs one dead letter's event through the adapter.
 func replayOne(ctx context.Context, d deadletter.Letter, app ingest.EventAppender, tags ingest.TagSource, log *slog.Logger) (ingest.AdapterOutcome, error) {
+	if d.Reason == ingest.ReasonConflict {
+		return 0, permanent{fmt.Errorf("a conflict between two versions of event %s is not replayed: a person decides (both are in the record; the stored one stays in the event table; see docs/event-contract.md)", d.EventID)}
+	}
 	rec, err := ingest.ParseStepFunctionsDeadLetter(d.Record)
 	if err != nil {
 		return 0, permanent{err}

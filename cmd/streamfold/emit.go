@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/internal/capacity"
+	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -32,12 +33,20 @@ appends every valid line to the event table. Each line is one of:
 Lines are validated first; an invalid line is reported by number with the
 field at fault and the rest are still written. So is an event too large to
 store: one whose item stays above DynamoDB's 400 KB item limit with its data
-compressed (the error gives both sizes). An event whose id was already
-appended is counted as a duplicate and not written again. Step Functions
-events of state machines without the agent tags are skipped.
+compressed (the error gives both sizes), and one whose time is more than
+--max-future-skew (default 24h) ahead of when it is appended. An event whose
+subject and id were already appended with the same content is counted as a
+duplicate and not written again; with different content (type, source,
+subject, time or data differ) it is a conflict: not written, listed under
+"conflicts", and kept with the stored version in the dead letters
+("streamfold deadletter list --consumer ingest", reason conflict) for a
+person to decide. Step Functions events of state machines without the agent
+tags are skipped. An agent execution's input, output and cause are treated
+as --sfn-payloads says whatever the line's shape.
 
 Prints a JSON summary on standard output:
   {"accepted":N,"duplicates":N,"skipped":N,"rejected":[{"line":N,"error":".."}],
+   "conflicts":[{"line":N,"error":".."}],
    "consumedCapacity":{"writeUnits":..,"readUnits":..,"perEvent":{..},"byTable":{..},..}}
 "consumedCapacity" is what the appends cost: the capacity units DynamoDB
 reported for them, per accepted event and its on-demand price per million
@@ -46,7 +55,9 @@ conditional write that failed: DynamoDB reports no units for it (AWS bills
 at least one write unit), so it is counted under byOperation's "failed".
 
 Exit status: 0 nothing rejected; 1 some lines rejected (valid ones written);
-2 usage error; 3 some writes failed or the table could not be reached.
+2 usage error; 3 some writes failed or the table could not be reached;
+4 some lines conflict with stored events (and none failed; the others
+were written).
 
 Example:
   streamfold simulate --events 1000 --out - | streamfold emit -
@@ -59,7 +70,8 @@ func runEmit(ctx context.Context, env *cliEnv, args []string) int {
 	var g globals
 	g.register(fs, env)
 	sfnTags := fs.String("sfn-tags", "", `where Step Functions state machine tags come from: "aws" (ListTagsForResource), a JSON file {"<stateMachineArn>":{"Type":"Agent",..}}, or "none" (reject native Step Functions lines); default "aws" unless --dynamodb-endpoint is set, then "none"`)
-	sfnPayloads := fs.String("sfn-payloads", "hash", `what is kept of a Step Functions execution's input, output and cause (agent prompts and answers): "hash" (their SHA-256), "drop" (null) or "keep" (verbatim); see docs/security.md`)
+	sfnPayloads := fs.String("sfn-payloads", "hash", `what is kept of a Step Functions execution's input, output and cause (agent prompts and answers), on every line shape: "hash" (their SHA-256), "drop" (null) or "keep" (verbatim); see docs/security.md`)
+	skew := futureSkewFlag(fs, env)
 	batch := fs.Int("batch", 500, "lines per append batch")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
 	fs.Usage = func() { fmt.Fprint(env.stderr, emitHelp); fs.PrintDefaults() }
@@ -82,6 +94,14 @@ func runEmit(ctx context.Context, env *cliEnv, args []string) int {
 		defer f.Close()
 		in = f
 	}
+	payloads, err := ingest.ParsePayloadPolicy(*sfnPayloads)
+	if err != nil {
+		return errorf(env, exitUsage, "emit: --sfn-payloads: %v", err)
+	}
+	maxSkew, err := skew()
+	if err != nil {
+		return errorf(env, exitUsage, "emit: %v", err)
+	}
 	clients, err := g.clients(ctx)
 	if err != nil {
 		return errorf(env, exitRuntime, "emit: %v", err)
@@ -91,13 +111,12 @@ func runEmit(ctx context.Context, env *cliEnv, args []string) int {
 		return errorf(env, exitUsage, "emit: --sfn-tags: %v", err)
 	}
 	meter := capacity.NewMeter()
-	app, err := ingest.NewAppender(clients.MeteredDynamoDB(meter), ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
+	app, err := ingest.NewAppender(clients.MeteredDynamoDB(meter), ingest.AppenderConfig{
+		Table: n.Table(schema.TableEvents), Payloads: payloads, MaxFutureSkew: maxSkew,
+		DeadLetters: deadletter.NewTable(clients.DynamoDB, n.Table(schema.TableDeadLetters)),
+	})
 	if err != nil {
 		return errorf(env, exitUsage, "emit: %v", err)
-	}
-	payloads, err := ingest.ParsePayloadPolicy(*sfnPayloads)
-	if err != nil {
-		return errorf(env, exitUsage, "emit: --sfn-payloads: %v", err)
 	}
 	cfg := ingest.EmitConfig{BatchLines: *batch, Tags: tags, StepFunctionsPayloads: payloads}
 	if !*quiet {
@@ -120,6 +139,8 @@ func runEmit(ctx context.Context, env *cliEnv, args []string) int {
 		return errorf(env, exitRuntime, "emit: %v", err)
 	case len(sum.Failed) > 0:
 		return errorf(env, exitRuntime, "emit: %d lines could not be written (first: line %d: %s)", len(sum.Failed), sum.Failed[0].Line, sum.Failed[0].Error)
+	case len(sum.Conflicts) > 0:
+		return errorf(env, exitConflict, "emit: %d lines conflict with stored events of the same id (first: line %d: %s); both versions are kept: streamfold deadletter list --consumer ingest", len(sum.Conflicts), sum.Conflicts[0].Line, sum.Conflicts[0].Error)
 	case len(sum.Rejected) > 0:
 		return exitFailed
 	}
@@ -164,7 +185,7 @@ func progressPrinter(w io.Writer, what string) func(int, *ingest.EmitSummary) {
 		}
 		last = time.Now()
 		el := time.Since(start).Seconds()
-		fmt.Fprintf(w, "%s: %d lines read, %d accepted, %d duplicates, %d rejected (%.0f lines/s)\n",
-			what, lines, s.Accepted, s.Duplicates, len(s.Rejected), float64(lines)/el)
+		fmt.Fprintf(w, "%s: %d lines read, %d accepted, %d duplicates, %d rejected, %d conflicts (%.0f lines/s)\n",
+			what, lines, s.Accepted, s.Duplicates, len(s.Rejected), len(s.Conflicts), float64(lines)/el)
 	}
 }

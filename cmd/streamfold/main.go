@@ -25,6 +25,9 @@ const (
 	exitFailed  = 1 // the command ran and found a problem (rejected lines, a difference, ...)
 	exitUsage   = 2 // bad flags or arguments
 	exitRuntime = 3 // a service could not be reached or a write failed
+	// exitConflict: emit found events whose id is stored with different
+	// content (kept in the dead letters, consumer ingest).
+	exitConflict = 4
 )
 
 type command struct {

@@ -17,7 +17,9 @@ import (
 	"github.com/streamfold/streamfold/api"
 	"github.com/streamfold/streamfold/dashboard"
 	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/query"
+	"github.com/streamfold/streamfold/schema"
 )
 
 func init() {
@@ -94,7 +96,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	webhookSecret := fs.String("webhook-secret", env.getenv("GITHUB_WEBHOOK_SECRET"), "secret GitHub signs webhook deliveries with (env GITHUB_WEBHOOK_SECRET; default: a random one, printed)")
 	ingestToken := fs.String("ingest-token", env.getenv("STREAMFOLD_INGEST_TOKEN"), "bearer token of POST /events and /eventbridge, 16 characters or more (env STREAMFOLD_INGEST_TOKEN; default: a random one, printed)")
 	sfnTags := fs.String("sfn-tags", "", `POST /eventbridge: where a state machine's tags come from when the event has no detail.stateMachineTags: "aws" (ListTagsForResource), a JSON file {"<stateMachineArn>":{"Type":"Agent",..}}, or "none"; default "aws" unless --dynamodb-endpoint is set, then "none"`)
-	sfnPayloads := fs.String("sfn-payloads", "hash", `POST /eventbridge: what is kept of a Step Functions execution's input, output and cause (agent prompts and answers): "hash" (their SHA-256), "drop" (null) or "keep" (verbatim); see docs/security.md`)
+	sfnPayloads := fs.String("sfn-payloads", "hash", `every ingest route: what is kept of a Step Functions execution's input, output and cause (agent prompts and answers), however the event arrives: "hash" (their SHA-256), "drop" (null) or "keep" (verbatim); see docs/security.md`)
+	skew := futureSkewFlag(fs, env)
 	verbose := fs.Bool("v", false, "log every request on standard error")
 	fs.Usage = func() { fmt.Fprint(env.stderr, serveHelp); fs.PrintDefaults() }
 	if code, ok := parse(fs, env, args); !ok {
@@ -123,6 +126,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	payloads, err := ingest.ParsePayloadPolicy(*sfnPayloads)
 	if err != nil {
 		return errorf(env, exitUsage, "serve: --sfn-payloads: %v", err)
+	}
+	maxSkew, err := skew()
+	if err != nil {
+		return errorf(env, exitUsage, "serve: %v", err)
 	}
 	if *withIngest && *webhookSecret != "" {
 		if err := ingest.CheckWebhookSecret([]byte(*webhookSecret)); err != nil {
@@ -158,7 +165,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 		if err != nil {
 			return errorf(env, exitUsage, "serve: --sfn-tags: %v", err)
 		}
-		in, err = newServeIngest(clients.DynamoDB, n, *webhookSecret, *ingestToken, tags, payloads, log)
+		app := ingest.AppenderConfig{Payloads: payloads, MaxFutureSkew: maxSkew, DeadLetters: deadletter.NewTable(clients.DynamoDB, n.Table(schema.TableDeadLetters))}
+		in, err = newServeIngest(clients.DynamoDB, n, *webhookSecret, *ingestToken, tags, app, log)
 		if err != nil {
 			return errorf(env, exitUsage, "serve: %v", err)
 		}

@@ -21,11 +21,13 @@ type serveIngest struct {
 	secretGenerated, tokenGiven bool
 }
 
-// newServeIngest builds the ingest handler appending to n's event table.
-// An empty secret or token is generated. Locally, POST /eventbridge takes
-// an event's detail.stateMachineTags as its state machine's tags, and asks
+// newServeIngest builds the ingest handler appending to n's event table
+// with app's settings (its Table is set here; its payload policy applies on
+// every route, and POST /eventbridge's adapter gets it too). An empty
+// secret or token is generated. Locally, POST /eventbridge takes an
+// event's detail.stateMachineTags as its state machine's tags, and asks
 // tags otherwise.
-func newServeIngest(ddb ingest.PutItemAPI, n schema.Naming, secret, token string, tags ingest.TagSource, payloads ingest.PayloadPolicy, log *slog.Logger) (*serveIngest, error) {
+func newServeIngest(ddb ingest.PutItemAPI, n schema.Naming, secret, token string, tags ingest.TagSource, app ingest.AppenderConfig, log *slog.Logger) (*serveIngest, error) {
 	s := &serveIngest{secret: secret, token: token, tokenGiven: token != ""}
 	if s.secret == "" {
 		s.secret, s.secretGenerated = hex.EncodeToString(serveRandom(20)), true
@@ -33,16 +35,17 @@ func newServeIngest(ddb ingest.PutItemAPI, n schema.Naming, secret, token string
 	if s.token == "" {
 		s.token = base64.RawURLEncoding.EncodeToString(serveRandom(24))
 	}
-	app, err := ingest.NewAppender(ddb, ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
+	app.Table = n.Table(schema.TableEvents)
+	appender, err := ingest.NewAppender(ddb, app)
 	if err != nil {
 		return nil, err
 	}
 	h, err := ingest.NewHTTPHandler(ingest.HTTPConfig{
-		Appender:              app,
+		Appender:              appender,
 		WebhookSecret:         ingest.StaticSecret(s.secret),
 		Token:                 ingest.StaticSecret(s.token),
 		StepFunctionsTags:     tags,
-		StepFunctionsPayloads: payloads,
+		StepFunctionsPayloads: app.Payloads,
 		DetailTags:            true,
 		Log:                   log,
 	})

@@ -77,6 +77,7 @@ type appendCounts struct {
 	Accepted   int `json:"accepted"`
 	Duplicates int `json:"duplicates"`
 	Rejected   int `json:"rejected"`
+	Conflicts  int `json:"conflicts"`
 }
 
 type simulateSummary struct {
@@ -114,6 +115,7 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 	rate := fs.Int("rate", simulate.DefaultRate, "with --order time: events per second of simulated time in each day's slice")
 	payloads := fs.String("github-payloads", string(simulate.PayloadsTrimmed), `workflow_job bodies: "trimmed" or "full" (GitHub's size, 7-11 KB)`)
 	window := fs.Int("shape-window", simulate.DefaultShapeWindow, "batch size, in records, of the summary's shape")
+	skew := futureSkewFlag(fs, env)
 	fs.Usage = func() { fmt.Fprint(env.stderr, simulateHelp); fs.PrintDefaults() }
 	if code, ok := parse(fs, env, args); !ok {
 		return code
@@ -145,6 +147,10 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 	if *window < 1 {
 		return errorf(env, exitUsage, "simulate: --shape-window: must be at least 1")
 	}
+	maxSkew, err := skew()
+	if err != nil {
+		return errorf(env, exitUsage, "simulate: %v", err)
+	}
 	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {
 		return errorf(env, exitUsage, "%v", err)
@@ -163,7 +169,7 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 		return errorf(env, exitRuntime, "simulate: %v", err)
 	}
 	meter := capacity.NewMeter()
-	app, err := ingest.NewAppender(clients.MeteredDynamoDB(meter), ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
+	app, err := ingest.NewAppender(clients.MeteredDynamoDB(meter), ingest.AppenderConfig{Table: n.Table(schema.TableEvents), MaxFutureSkew: maxSkew})
 	if err != nil {
 		return errorf(env, exitUsage, "simulate: %v", err)
 	}
@@ -179,6 +185,7 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) int {
 		counts.Accepted += res.Count(ingest.Accepted)
 		counts.Duplicates += res.Count(ingest.Duplicate)
 		counts.Rejected += res.Count(ingest.Rejected)
+		counts.Conflicts += res.Count(ingest.Conflict)
 		batch = batch[:0]
 		if !*quiet && time.Since(lastProgress) >= time.Second {
 			lastProgress = time.Now()
