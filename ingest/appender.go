@@ -239,6 +239,9 @@ func (a *Appender) put(ctx context.Context, item map[string]types.AttributeValue
 		if errors.As(err, &ccf) {
 			return Duplicate, nil
 		}
+		if refused(err) {
+			return Rejected, &RefusedError{Subject: attrS(item, schema.AttrSubject), ID: attrS(item, schema.AttrID), Err: err}
+		}
 		last = err
 		if !Retryable(err) {
 			break
@@ -248,6 +251,15 @@ func (a *Appender) put(ctx context.Context, item map[string]types.AttributeValue
 		}
 	}
 	return Failed, &WriteError{Subject: attrS(item, schema.AttrSubject), ID: attrS(item, schema.AttrID), Err: last}
+}
+
+// refused reports whether DynamoDB refused a write as invalid (error code
+// ValidationException): the same write fails the same way on every
+// attempt. schema.Validate refuses what breaks DynamoDB's limits before
+// any write; this catches whatever it does not foresee.
+func refused(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "ValidationException"
 }
 
 // retryableCodes are DynamoDB error codes worth another attempt.
