@@ -18,9 +18,11 @@ import (
 // another way, quarantined by the projector before anything of it is
 // committed (CheckItem). See docs/event-contract.md, "DynamoDB's limits".
 const (
-	// MaxNestingDepth is how deep maps and lists may nest in an item. The
-	// data object counts as level 1: a message's payload, stored as a map
-	// attribute, is then at most 31 levels deep in its item.
+	// MaxNestingDepth is how deep maps and lists may nest in an item, the
+	// item itself counting as level 1 (checked against DynamoDB Local: an
+	// attribute's value holds at most 31 nested maps and lists). An
+	// event's data object counts as level 1 too, so a message's payload,
+	// data's level 2, is at the same level in data as in its item.
 	MaxNestingDepth = 32
 	// MaxNumberDigits is how many significant digits a number may have.
 	MaxNumberDigits = 38
@@ -269,8 +271,8 @@ func truncate(s string, n int) string {
 // limits: its size (MaxItemBytes), the size of every key attribute of the
 // table and of its global secondary indexes (MaxPartitionKeyBytes for hash
 // attributes, MaxSortKeyBytes for range ones), the nesting of its maps and
-// lists (MaxNestingDepth, the attribute's own value at level 1) and every
-// number. It returns the first *LimitError found (Field
+// lists (MaxNestingDepth, the item at level 1, an attribute's own value at
+// level 2) and every number. It returns the first *LimitError found (Field
 // "<table>.<attribute path>"), nil for an item DynamoDB stores.
 func CheckItem(table string, item map[string]types.AttributeValue) error {
 	if spec, ok := TableSpec(table); ok {
@@ -302,7 +304,7 @@ func CheckItem(table string, item map[string]types.AttributeValue) error {
 		}
 	}
 	for _, name := range sortedAttrNames(item) {
-		if le := checkValue(table+"."+name, item[name], 1); le != nil {
+		if le := checkValue(table+"."+name, item[name], 2); le != nil { // the item is level 1
 			return le
 		}
 	}

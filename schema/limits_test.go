@@ -20,13 +20,13 @@ func TestNumberProblem(t *testing.T) {
 		{"0e500", true},
 		{"1", true},
 		{"-12.5", true},
-		{"12345678901234567890123456789012345678", true},            // 38 digits
-		{"123456789012345678901234567890123456789", false},          // 39
-		{"12345678901234567890123456789012345678901", false},        // 41 (the issue's)
-		{"1.2345678901234567890123456789012345678", true},           // 38 digits with a point
-		{"0.00012345678901234567890123456789012345678", true},       // leading zeros are not digits
-		{"1" + strings.Repeat("0", 100), true},                      // 1E+100: one digit
-		{"9.9999999999999999999999999999999999999E+125", true},      // the largest
+		{"12345678901234567890123456789012345678", true},       // 38 digits
+		{"123456789012345678901234567890123456789", false},     // 39
+		{"12345678901234567890123456789012345678901", false},   // 41 (the issue's)
+		{"1.2345678901234567890123456789012345678", true},      // 38 digits with a point
+		{"0.00012345678901234567890123456789012345678", true},  // leading zeros are not digits
+		{"1" + strings.Repeat("0", 100), true},                 // 1E+100: one digit
+		{"9.9999999999999999999999999999999999999E+125", true}, // the largest
 		{"1E+126", false},
 		{"1e200", false}, // the issue's
 		{"-1e200", false},
@@ -182,8 +182,8 @@ func TestCheckItem(t *testing.T) {
 		{"sort key at its limit", TableEvents, map[string]types.AttributeValue{"subject": s("s"), "id": s(strings.Repeat("a", 1024))}, "", ""},
 		{"sort key over", TableEvents, map[string]types.AttributeValue{"subject": s("s"), "id": s(strings.Repeat("a", 1025))}, "events.id", LimitSortKey},
 		{"multi-attribute GSI range key over", TableWorkflows, map[string]types.AttributeValue{"pk": s("p"), "sk": s("s"), "createdAt": s(strings.Repeat("a", 1025))}, "workflows.createdAt", LimitSortKey},
-		{"32 levels", TableMessages, msg(map[string]types.AttributeValue{"payload": deep(32)}), "", ""},
-		{"33 levels", TableMessages, msg(map[string]types.AttributeValue{"payload": deep(33)}), "messages.payload" + strings.Repeat(".a", 32), LimitNesting},
+		{"31 nested maps (32 levels with the item)", TableMessages, msg(map[string]types.AttributeValue{"payload": deep(31)}), "", ""},
+		{"32 nested maps", TableMessages, msg(map[string]types.AttributeValue{"payload": deep(32)}), "messages.payload" + strings.Repeat(".a", 31), LimitNesting},
 		{"number", TableMessages, msg(map[string]types.AttributeValue{"payload": &types.AttributeValueMemberL{Value: []types.AttributeValue{num("1"), num("1e200")}}}), "messages.payload[1]", LimitNumber},
 		{"size", TableMessages, msg(map[string]types.AttributeValue{"error_message": s(strings.Repeat("x", MaxItemBytes))}), "messages", LimitItemSize},
 	}
