@@ -281,8 +281,12 @@ func TestLimitsThroughHTTP(t *testing.T) {
 		}
 	}
 	for _, consumer := range []string{"projector", "archiver"} {
-		if letters, err := dl.List(ctx, consumer); err != nil || len(letters) > 0 {
-			t.Errorf("%s dead letters: %v %+v", consumer, err, letters)
+		letters, err := dl.List(ctx, consumer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range letters {
+			t.Errorf("%s dead letter at %s (%s): %s", consumer, d.SequenceNumber, d.Reason, d.Error)
 		}
 	}
 	archived := map[string]bool{}
