@@ -39,11 +39,11 @@ const (
 )
 
 // Documented maximum lengths, in UTF-8 bytes, of the strings that feed keys
-// of the event table, the aggregates table and the projections. Each is
-// generous for what its producer sends, and small enough that every key
-// built from it stays under MaxPartitionKeyBytes or MaxSortKeyBytes (a test
-// of package projector folds events at these lengths and checks every item
-// with CheckItem).
+// of the event table, the aggregates table and the projections
+// (docs/event-contract.md). Each is generous for what its producer sends,
+// and small enough that every key built from it stays under
+// MaxPartitionKeyBytes or MaxSortKeyBytes (TestLimitsThroughHTTP in package
+// ingest projects events at these lengths into DynamoDB Local).
 const (
 	// MaxSubjectBytes bounds an event's subject: the partition key of the
 	// event table and of the aggregates table.
