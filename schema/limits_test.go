@@ -203,3 +203,25 @@ func TestCheckItem(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCheckData measures the limits scan of a webhook-sized data
+// object (about 10 KB of nested JSON with numbers), which Validate runs on
+// every event at ingest and in every consumer.
+func BenchmarkCheckData(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"action":"queued","workflow_job":{"id":31275968012,"run_id":11223344,"labels":["ubuntu-latest"],"steps":[`)
+	for i := 0; i < 60; i++ {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		sb.WriteString(`{"name":"Run step number ` + strings.Repeat("x", 40) + `","status":"completed","conclusion":"success","number":12,"started_at":"2025-01-15T10:00:30Z","completed_at":"2025-01-15T10:00:31.5Z"}`)
+	}
+	sb.WriteString(`]},"repository":{"id":123456789,"full_name":"octo/repo","owner":{"login":"octo","id":42,"site_admin":false}},"installation":{"id":12345}}`)
+	data := []byte(sb.String())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if le := CheckData("data", data); le != nil {
+			b.Fatal(le)
+		}
+	}
+}
