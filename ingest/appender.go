@@ -318,6 +318,9 @@ func (a *Appender) put(ctx context.Context, w write) (Outcome, error) {
 		if errors.As(err, &ccf) {
 			return a.existing(ctx, w, ccf.Item)
 		}
+		if refused(err) {
+			return Rejected, &RefusedError{Subject: attrS(item, schema.AttrSubject), ID: attrS(item, schema.AttrID), Err: err}
+		}
 		last = err
 		if !Retryable(err) {
 			break
@@ -371,6 +374,15 @@ func CompareStored(e schema.Event, hash string, item map[string]types.AttributeV
 		stored = schema.Event{}
 	}
 	return &ConflictError{Subject: e.Subject, ID: e.ID, StoredHash: storedHash, NewHash: hash, Stored: stored, New: e, Legacy: legacy}
+}
+
+// refused reports whether DynamoDB refused a write as invalid (error code
+// ValidationException): the same write fails the same way on every
+// attempt. schema.Validate refuses what breaks DynamoDB's limits before
+// any write; this catches whatever it does not foresee.
+func refused(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "ValidationException"
 }
 
 // retryableCodes are DynamoDB error codes worth another attempt.

@@ -79,8 +79,22 @@ func TestAppenderRetriesThrottling(t *testing.T) {
 	}
 }
 
-func TestAppenderGivesUpOnPermanentError(t *testing.T) {
+// TestAppenderRejectsWhatDynamoDBRefuses: a write DynamoDB refuses as
+// invalid fails the same way on every attempt, so the event is Rejected
+// (400 over HTTP) after one attempt, never Failed (503, "retry later").
+func TestAppenderRejectsWhatDynamoDBRefuses(t *testing.T) {
 	f := &fakePut{fatal: &smithy.GenericAPIError{Code: "ValidationException", Message: "bad item"}}
+	a, _ := ingest.NewAppender(f, ingest.AppenderConfig{Table: "t", BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	res, err := a.Append(context.Background(), []schema.Event{messageEvent(1, schema.TypeMessageCreated)})
+	var re *ingest.RefusedError
+	var p interface{ Permanent() bool }
+	if err != nil || res.Outcomes[0] != ingest.Rejected || !errors.As(res.Errors[0], &re) || !errors.As(res.Errors[0], &p) || !p.Permanent() || f.calls.Load() != 1 {
+		t.Fatalf("err=%v outcome=%v (%v) calls=%d; want one attempt, Rejected, a permanent *RefusedError", err, res.Outcomes[0], res.Errors[0], f.calls.Load())
+	}
+}
+
+func TestAppenderGivesUpOnPermanentError(t *testing.T) {
+	f := &fakePut{fatal: &smithy.GenericAPIError{Code: "ResourceNotFoundException", Message: "no table"}}
 	a, _ := ingest.NewAppender(f, ingest.AppenderConfig{Table: "t", BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	res, err := a.Append(context.Background(), []schema.Event{messageEvent(1, schema.TypeMessageCreated)})
 	var we *ingest.WriteError

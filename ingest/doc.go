@@ -33,7 +33,10 @@
 //     status changes; it keeps only agent state machines (seed 002's tags,
 //     looked up through a TagCache).
 //
-// Validation failures are *schema.ValidationError values that name the field;
+// Validation failures are *schema.ValidationError values that name the field
+// (an event an item of which would break one of DynamoDB's limits among
+// them, with a *schema.LimitError); a write DynamoDB refuses as invalid
+// anyway is Rejected with a *RefusedError, never Failed;
 // an event that can never be stored (its item above DynamoDB's 400 KB limit
 // even compressed) is rejected with a *TooLargeError matching ErrTooLarge;
 // write failures are *WriteError values.

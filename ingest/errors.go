@@ -24,6 +24,24 @@ func (e *WriteError) Error() string {
 // Unwrap returns the cause.
 func (e *WriteError) Unwrap() error { return e.Err }
 
+// RefusedError is the error of an event DynamoDB refused to store as
+// invalid (a ValidationException). Append reports the event as Rejected:
+// the same write can never succeed, so it is a 400, never a 503.
+type RefusedError struct {
+	Subject, ID string
+	Err         error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("ingest: event %s/%s refused by DynamoDB: %v", e.Subject, e.ID, e.Err)
+}
+
+// Unwrap returns DynamoDB's error.
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Permanent reports that the same event is never worth retrying.
+func (e *RefusedError) Permanent() bool { return true }
+
 // ErrTooLarge is matched (errors.Is) by the error of an event that can never
 // be stored: its event-table item, with data compressed when that pays (see
 // schema.ItemEncoded), is larger than DynamoDB's item limit,

@@ -126,6 +126,12 @@ func (s *StepFunctionsAdapter) handle(ctx context.Context, ev EventBridgeEvent) 
 		return 0, "", s.invalid(ev, verr)
 	}
 	arn := head.StateMachineArn
+	if len(arn) > schema.MaxARNBytes {
+		// No tag lookup for an ARN no row can hold: validation names it.
+		if _, verr := FromEventBridge(ev, nil, s.payloads); verr != nil {
+			return 0, "", s.invalid(ev, verr)
+		}
+	}
 	tags, err := s.tags.Tags(ctx, arn)
 	if err != nil {
 		return 0, arn, fmt.Errorf("ingest: step functions event %s: tags: %w", ev.ID, err)

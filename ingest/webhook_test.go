@@ -630,3 +630,33 @@ func TestWebhookHandlerLargeDeliveries(t *testing.T) {
 		})
 	}
 }
+
+// TestWebhookHandlerRefusesWhatDynamoDBCannotStore: a delivery that breaks
+// one of DynamoDB's limits (a repository name over its documented length,
+// a number over DynamoDB's range) is answered 400 naming the field and the
+// limit, and nothing is appended: GitHub does not redeliver it in vain.
+func TestWebhookHandlerRefusesWhatDynamoDBCannotStore(t *testing.T) {
+	orig := readTestdata(t, "github/workflow_job_completed.json")
+	tests := []struct {
+		name, old, new, field string
+	}{
+		{"repository name", `"full_name": "runs-on/test"`, `"full_name": "runs-on/` + strings.Repeat("r", schema.MaxRepoFullNameBytes) + `"`, "data.repository.full_name"},
+		{"number", `"run_attempt": 1`, `"run_attempt": 1, "weight": 1e200`, "data.workflow_job.weight"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := bytes.Replace(orig, []byte(tt.old), []byte(tt.new), 1)
+			if bytes.Equal(body, orig) {
+				t.Fatalf("fixture has no %s", tt.old)
+			}
+			h, a, _ := newTestWebhook(t, 0)
+			resp := serve(t, h, webhookRequest("workflow_job", "72d3162e-cc78-11e3-81ab-4c9367dc0958", body))
+			if resp.status != http.StatusBadRequest || !strings.Contains(resp.body["error"], tt.field) || !strings.Contains(resp.body["error"], "at most") {
+				t.Fatalf("%d %v, want 400 naming %s and its limit", resp.status, resp.body, tt.field)
+			}
+			if n := len(a.appended()); n != 0 {
+				t.Fatalf("%d events appended", n)
+			}
+		})
+	}
+}

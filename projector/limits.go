@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/streamfold/streamfold/schema"
 )
@@ -30,8 +31,22 @@ var ErrTooLarge = errors.New("projector: item exceeds DynamoDB's 400 KB limit")
 var ErrItemOwned = errors.New("projector: projection item owned by another aggregate")
 
 // IsPermanent reports whether a commit error can never succeed on a retry,
-// so that the aggregate's records are quarantined instead of redelivered.
-func IsPermanent(err error) bool { return errors.Is(err, ErrTooLarge) || errors.Is(err, ErrItemOwned) }
+// so that the aggregate's records are quarantined instead of redelivered:
+// ErrTooLarge, ErrItemOwned, an item that breaks one of DynamoDB's limits
+// (schema.ErrLimit, found by CheckItem before anything is committed), and a
+// write DynamoDB refused as invalid (a ValidationException: the same write
+// fails the same way on every attempt).
+func IsPermanent(err error) bool {
+	return errors.Is(err, ErrTooLarge) || errors.Is(err, ErrItemOwned) || errors.Is(err, schema.ErrLimit) || isValidationException(err)
+}
+
+// isValidationException reports whether DynamoDB refused a request as
+// invalid (error code ValidationException), by the error's code, never its
+// text.
+func isValidationException(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "ValidationException"
+}
 
 // ItemSize is an item's size by DynamoDB's rules (schema.ItemSize, checked
 // against DynamoDB Local).

@@ -288,6 +288,12 @@ func fold(subject string, stored StoredState, inputs []Input, ret retention) (pl
 		if _, err := checkSize(it.Table+" item of "+subject, it.Item); err != nil {
 			return plan{}, err
 		}
+		// An item DynamoDB would refuse (a key, a nesting level or a number
+		// over its limits) is poison decided here, before the state and
+		// counters commit, so that no counter counts what no item shows.
+		if err := schema.CheckItem(it.Table, it.Item); err != nil {
+			return plan{}, fmt.Errorf("projector: %s item of %s: %w", it.Table, subject, err)
+		}
 	}
 	if stored.Version > 0 && bytes.Equal(state, stored.State) && len(deltas) == 0 {
 		pl := plan{subject: subject, version: stored.Version, expired: expired}

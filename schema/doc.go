@@ -15,7 +15,11 @@
 // every broken rule at once, as a *ValidationError of *FieldError values whose
 // Field is the JSON path from the envelope ("data.year") and whose Rule says
 // what is wrong ("must be between 1900 and 2100"). Validation is pure and
-// deterministic; a ValidationError is permanent.
+// deterministic; a ValidationError is permanent. It includes DynamoDB's
+// limits (limits.go): an event any item of which DynamoDB could never store
+// (nesting, numbers, key sizes, field lengths) is refused with a
+// *LimitError naming the field and the limit; CheckItem applies the same
+// limits to an item the projector is about to write.
 //
 // # Storage
 //

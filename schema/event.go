@@ -159,6 +159,12 @@ func Validate(e *Event) (Payload, error) {
 		}
 		pc := &checker{prefix: "data"}
 		p.validate(pc, e.Type)
+		if len(pc.errs) == 0 {
+			// What DynamoDB could never store (see limits.go).
+			if le := CheckData("data", data); le != nil {
+				pc.errs = append(pc.errs, le.fieldError())
+			}
+		}
 		c.errs = append(c.errs, pc.errs...)
 		if len(pc.errs) == 0 {
 			payload = p
@@ -170,6 +176,7 @@ func Validate(e *Event) (Payload, error) {
 			}
 		}
 	}
+	checkEnvelopeLimits(c, e)
 	if err := c.err(); err != nil {
 		return nil, err
 	}

@@ -273,6 +273,9 @@ func (p *WorkflowJobWebhook) validate(c *checker, t string) {
 	if p.Installation != nil && p.Installation.ID < 0 {
 		c.fail("installation.id", "must not be negative")
 	}
+	c.maxBytes("repository.full_name", p.Repository.FullName, MaxRepoFullNameBytes)
+	c.maxBytes("workflow_job.name", j.Name, MaxNameBytes)
+	c.maxBytes("workflow_job.workflow_name", j.WorkflowName, MaxNameBytes)
 }
 
 // RunnerEvent is an internal RunsOn event about the EC2 runner of a job. It
@@ -329,6 +332,7 @@ func (p *RunnerEvent) validate(c *checker, t string) {
 	if p.UsageInDollars != nil && *p.UsageInDollars < 0 {
 		c.fail("usage_in_dollars", "must not be negative")
 	}
+	c.maxBytes("repo_full_name", p.RepoFullName, MaxRepoFullNameBytes)
 }
 
 // DeploymentEvent tracks a deployment's approval (seed 003's deployments table).
@@ -355,6 +359,8 @@ func (p *DeploymentEvent) validate(c *checker, t string) {
 	}
 	c.required("repo_full_name", p.RepoFullName)
 	c.required("environment", p.Environment)
+	c.maxBytes("repo_full_name", p.RepoFullName, MaxRepoFullNameBytes)
+	c.maxBytes("environment", p.Environment, MaxNameBytes)
 	for i, id := range p.JobIDs {
 		if id <= 0 {
 			c.fail("job_ids["+strconv.Itoa(i)+"]", "must be a positive integer")

@@ -158,6 +158,9 @@ func (p *ExecutionStatusChange) validate(c *checker, _ string) {
 		c.fail("executionArn", "must belong to stateMachineArn")
 	}
 	c.required("name", p.Name)
+	c.maxBytes("executionArn", p.ExecutionArn, MaxARNBytes)
+	c.maxBytes("stateMachineArn", p.StateMachineArn, MaxARNBytes)
+	c.maxBytes("name", p.Name, MaxNameBytes)
 	known := c.oneOf("status", p.Status, ExecutionRunning, ExecutionSucceeded, ExecutionFailed, ExecutionTimedOut, ExecutionAborted)
 	if p.StartDate <= 0 {
 		c.fail("startDate", "must be a positive epoch-milliseconds time")
