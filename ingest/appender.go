@@ -319,7 +319,7 @@ func (a *Appender) put(ctx context.Context, w write) (Outcome, error) {
 			return a.existing(ctx, w, ccf.Item)
 		}
 		if refused(err) {
-			return Rejected, &RefusedError{Subject: attrS(item, schema.AttrSubject), ID: attrS(item, schema.AttrID), Err: err}
+			return Rejected, &RefusedError{Subject: w.event.Subject, ID: w.event.ID, Err: err}
 		}
 		last = err
 		if !Retryable(err) {
