@@ -70,7 +70,7 @@ func admit(in Input, maxSkew time.Duration) error {
 	}
 	if in.Kind == KindTask {
 		if t, ok := payloadOf(e, in.Payload).(*schema.TaskEvent); ok && t.TaskID != "" && t.TaskID == t.ExecutionID {
-			return fmt.Errorf("%w: event %s of %s: the workflows item pk=%s, sk=metadata belongs to the execution %s",
+			return fmt.Errorf("%w: event %s of %s: the workflows item pk=%s, sk=metadata belongs to %s, the execution",
 				ErrKeyOwnedByExecution, e.ID, e.Subject, t.TaskID, (&schema.AlbumExecutionEvent{ExecutionID: t.ExecutionID}).Subject())
 		}
 	}
