@@ -164,8 +164,9 @@ type plan struct {
 	late int
 }
 
-// Project applies inputs. Inputs of one subject are folded in the given
-// order; subjects are independent. It never returns a partial application
+// Project applies inputs. Inputs of one subject are folded in
+// (recordedat, id) order, which a join allows and the late rule needs
+// (late.go); subjects are independent. It never returns a partial application
 // of one aggregate's counters: an aggregate's state and its counter deltas
 // commit together or not at all, and its items follow the commit (a failed
 // item write fails the subject, whose redelivery writes them again).
