@@ -187,7 +187,7 @@ func dropOversizeRows(part []plan, rows map[string]Row) ([]plan, map[string]erro
 	}
 	var over []string
 	for _, id := range sortedKeys(merged) {
-		if rowTooLarge(rows[id], *merged[id]) != nil {
+		if rowBound(rows[id], *merged[id]) > MaxItemBytes && rowTooLarge(rows[id], *merged[id]) != nil {
 			over = append(over, id)
 		}
 	}
@@ -239,4 +239,20 @@ func rowTooLarge(cur Row, d Contribution) error {
 		return err
 	}
 	return nil
+}
+
+// rowBound is a cheap upper bound of the size of cur moved by d: the row
+// read, its key and every attribute of d added whole (replacing one never grows it
+// more), each counter and stamp at its longest, and room for the derived
+// attributes and the row version. Only a row whose bound passes
+// MaxItemBytes is computed exactly (rowTooLarge).
+func rowBound(cur Row, d Contribution) int {
+	n := ItemSize(cur.Item) + ItemSize(d.Key) + ItemSize(d.Attrs) + 512
+	for k := range d.Counters {
+		n += len(k) + 48
+	}
+	for k, st := range d.Stamps {
+		n += len(k) + len(st.ID) + 64
+	}
+	return n
 }
