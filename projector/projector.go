@@ -160,7 +160,7 @@ type plan struct {
 	// expired counts the items left out as born expired.
 	expired int
 	// late counts the inputs not applied: recorded at or after the
-	// aggregate's expiry (lateInputs).
+	// aggregate's expiry (retention.applyInTime).
 	late int
 }
 
