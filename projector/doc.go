@@ -22,7 +22,7 @@
 //
 // # Ordering and concurrency
 //
-// Inputs of one subject are folded in the order given; different subjects
+// Inputs of one subject are folded in (recordedat, id) order; different subjects
 // are independent. The aggregates of a batch that share counter rows commit
 // one transaction after the other (one write per row per transaction);
 // the others commit concurrently (Config.Concurrency). A Projector and a
@@ -37,6 +37,20 @@
 // applied. Poison records (undecodable image, unknown type, invalid data)
 // are written to the dead-letter table and never block the shard, and so
 // are the records of an aggregate that can never be stored (an item over
-// DynamoDB's 400 KB, an item owned by another aggregate); TTL
-// REMOVE records and other non-INSERT records are skipped and counted.
+// DynamoDB's 400 KB, an item owned by another aggregate, a counter row
+// its change would take past 400 KB); TTL REMOVE records and other
+// non-INSERT records are skipped and counted. What can be decided from a
+// record alone (an event dated more than Config.MaxFutureSkew ahead of
+// its recordedat, a task whose id is its execution's) quarantines that
+// record alone, before any fold: the other records of its aggregate are
+// projected without it.
+//
+// # Late events
+//
+// An event recorded at or after its aggregate's expiry (the greatest
+// expiry of its items and TTL'd counter rows, from the events recorded
+// before it) is late: not projected, counted in Outcome.Late, kept by the
+// archive. A subject's inputs are applied in (recordedat, id) order, so
+// the rule is a function of the events alone and a fold of the archive
+// (rebuild, verify) decides the same.
 package projector

@@ -61,8 +61,12 @@ type BatchStats struct {
 	// applied (see Outcome.Poison): their records are dead-lettered.
 	PoisonAggregates int
 	// Conflicts counts commits refused for a version conflict (retried).
-	Conflicts       int
-	LowestFailedSeq string
+	Conflicts int
+	// Late counts records not projected because they were recorded after
+	// their aggregate expired (Outcome.Late); Quarantined the records
+	// dead-lettered alone (Outcome.Quarantined), also counted in Poison.
+	Late, Quarantined int
+	LowestFailedSeq   string
 }
 
 // Decode turns a stream record into a projector input. It returns
@@ -133,6 +137,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		"ttl_removes", st.TTLRemoves, "non_agent", st.Skipped, "poison", st.Poison,
 		"aggregates", st.Aggregates, "changed", st.Changed, "unchanged", st.Unchanged,
 		"commits", st.Commits, "conflicts", st.Conflicts, "failed_aggregates", st.FailedAggregates, "poison_aggregates", st.PoisonAggregates,
+		"late", st.Late, "quarantined", st.Quarantined,
 		"lowest_failed_seq", st.LowestFailedSeq, "ms", time.Since(start).Milliseconds())
 	return res.Response(), nil
 }
@@ -151,7 +156,13 @@ func (h *Handler) project(ctx context.Context, items []deadletter.Item[Input], s
 	out := h.proj.Project(ctx, inputs)
 	st.Changed, st.Unchanged, st.Commits, st.FailedAggregates = out.Changed, out.Unchanged, out.Commits, len(out.Failed)
 	st.Conflicts, st.PoisonAggregates = out.Conflicts, len(out.Poison)
+	st.Late, st.Quarantined = out.Late, len(out.Quarantined)
 	var res deadletter.Outcome
+	for _, i := range sortedKeys(out.Quarantined) {
+		err := out.Quarantined[i]
+		h.log.WarnContext(ctx, "record quarantined", "subject", inputs[i].Event.Subject, "id", inputs[i].Event.ID, "err", err)
+		res.Poison = append(res.Poison, deadletter.Poisoned{Record: items[i].Record, Cause: fmt.Errorf("projector: %w: %w", ErrPoison, err)})
+	}
 	for subj, err := range out.Poison {
 		h.log.WarnContext(ctx, "aggregate poisoned, dead-lettering its records", "subject", subj, "records", len(recsOf[subj]), "err", err)
 		for _, rec := range recsOf[subj] {

@@ -256,3 +256,11 @@ func (m *MemStore) Get(_ context.Context, table string, key map[string]types.Att
 	}
 	return copyItem(it), nil
 }
+
+// Delete removes an item of a logical table, as DynamoDB's TTL does
+// (tests of what happens after an item expired).
+func (m *MemStore) Delete(table string, key map[string]types.AttributeValue) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.items, table+"\x00"+keyString(key))
+}

@@ -49,6 +49,13 @@ type Config struct {
 	// Rebuilds of old history set it to the time they start; the stream
 	// projector leaves it zero.
 	ExpiredBefore time.Time
+	// MaxFutureSkew is how far an event's time may be ahead of its
+	// recordedat (when streamfold appended it). An event dated further
+	// ahead is quarantined alone (Outcome.Quarantined, ErrFutureEvent):
+	// it would win every last-writer attribute of its aggregate and date
+	// counter rows in the future. Default 24 h (DefaultMaxFutureSkew), at
+	// most MaxMaxFutureSkew.
+	MaxFutureSkew time.Duration
 }
 
 // SetDefaults fills zero fields.
@@ -56,6 +63,7 @@ func (c *Config) SetDefaults() {
 	c.Concurrency = cmp.Or(c.Concurrency, 4)
 	c.ConflictRetries = cmp.Or(c.ConflictRetries, 8)
 	c.ConflictBackoff = cmp.Or(c.ConflictBackoff, 10*time.Millisecond)
+	c.MaxFutureSkew = cmp.Or(c.MaxFutureSkew, DefaultMaxFutureSkew)
 }
 
 // Validate names the bad field.
@@ -71,6 +79,9 @@ func (c Config) Validate() error {
 	}
 	if c.RetentionDays < 0 || c.RetentionDays > MaxRetentionDays {
 		return fmt.Errorf("projector: Config.RetentionDays: must be between 0 (the tables' own) and %d, got %d", MaxRetentionDays, c.RetentionDays)
+	}
+	if c.MaxFutureSkew <= 0 || c.MaxFutureSkew > MaxMaxFutureSkew {
+		return fmt.Errorf("projector: Config.MaxFutureSkew: must be more than 0 and at most %s, got %s", MaxMaxFutureSkew, c.MaxFutureSkew)
 	}
 	return nil
 }
@@ -115,6 +126,16 @@ type Outcome struct {
 	// Expired counts the items left out as born expired
 	// (Config.ExpiredBefore).
 	Expired int
+	// Quarantined maps the index (in Project's inputs) of each input that
+	// can never be applied, decided from the record alone (an event dated
+	// more than Config.MaxFutureSkew ahead of its recordedat, a task whose
+	// id is its execution's), to why. Each goes to the dead letters alone;
+	// the other inputs of its subject are projected without it.
+	Quarantined map[int]error
+	// Late counts inputs not projected because they were recorded at or
+	// after their aggregate's expiry (see "Late events" in
+	// docs/projector.md): the archive keeps them, no item or row moves.
+	Late int
 }
 
 // plan is one aggregate's planned writes.
@@ -138,25 +159,33 @@ type plan struct {
 	bytes  int
 	// expired counts the items left out as born expired.
 	expired int
+	// late counts the inputs not applied: recorded at or after the
+	// aggregate's expiry (retention.applyInTime).
+	late int
 }
 
-// Project applies inputs. Inputs of one subject are folded in the given
-// order; subjects are independent. It never returns a partial application
+// Project applies inputs. Inputs of one subject are folded in
+// (recordedat, id) order, which a join allows and the late rule needs
+// (late.go); subjects are independent. It never returns a partial application
 // of one aggregate's counters: an aggregate's state and its counter deltas
 // commit together or not at all, and its items follow the commit (a failed
 // item write fails the subject, whose redelivery writes them again).
 func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
-	out := Outcome{Failed: map[string]error{}, Poison: map[string]error{}}
+	out := Outcome{Failed: map[string]error{}, Poison: map[string]error{}, Quarantined: map[int]error{}}
 	bySubject := map[string][]Input{}
 	var subjects []string
-	for _, in := range inputs {
+	for i, in := range inputs {
+		if err := admit(in, p.cfg.MaxFutureSkew); err != nil {
+			out.Quarantined[i] = err
+			continue
+		}
 		if _, ok := bySubject[in.Event.Subject]; !ok {
 			subjects = append(subjects, in.Event.Subject)
 		}
 		bySubject[in.Event.Subject] = append(bySubject[in.Event.Subject], in)
 	}
 	ret := newRetention(p.cfg)
-	expired := map[string]int{}
+	expired, late := map[string]int{}, map[string]int{}
 	pending := subjects
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt > 0 {
@@ -187,7 +216,7 @@ func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
 		var plans []plan
 		for _, s := range pending {
 			pl, err := fold(s, stored[s], bySubject[s], ret)
-			expired[s] = pl.expired
+			expired[s], late[s] = pl.expired, pl.late
 			switch {
 			case err != nil:
 				out.Poison[s] = err
@@ -220,6 +249,9 @@ func (p *Projector) Project(ctx context.Context, inputs []Input) Outcome {
 	for _, n := range expired {
 		out.Expired += n
 	}
+	for _, n := range late {
+		out.Late += n
+	}
 	return out
 }
 
@@ -247,6 +279,24 @@ func fold(subject string, stored StoredState, inputs []Input, ret retention) (pl
 			return plan{}, fmt.Errorf("projector: %s: decode stored state: %w", subject, err)
 		}
 	}
+	storedItems, storedContrib := agg.Items(), contributionsOf(agg)
+	oldContrib := ret.contributions(storedContrib)
+	oldItemList, _ := ret.items(storedItems)
+	oldItems := map[string]map[string]types.AttributeValue{}
+	for _, it := range oldItemList {
+		oldItems[ItemID(it.Table, it.Item)] = it.Item
+	}
+	applied := stored.Applied
+	if !stored.HasApplied {
+		// Written before applied contributions were recorded: what the
+		// state contributes now is the best knowledge of what was applied.
+		applied = oldContrib
+	}
+	inputs, late := ret.applyInTime(agg, inputs, storedItems, storedContrib)
+	if len(inputs) == 0 {
+		// Every input came after the aggregate expired: nothing is applied.
+		return plan{subject: subject, version: stored.Version, late: late}, nil
+	}
 	// redelivered reports whether the first input was already applied (a
 	// second fold of it alone): asked only when an item is not rewritten,
 	// which single-item aggregates rarely have, so the hot path pays nothing.
@@ -259,21 +309,6 @@ func fold(subject string, stored StoredState, inputs []Input, ret retention) (pl
 		b, err := json.Marshal(probe)
 		return err == nil && bytes.Equal(b, stored.State)
 	})
-	oldContrib := ret.contributions(contributionsOf(agg))
-	oldItemList, _ := ret.items(agg.Items())
-	oldItems := map[string]map[string]types.AttributeValue{}
-	for _, it := range oldItemList {
-		oldItems[ItemID(it.Table, it.Item)] = it.Item
-	}
-	applied := stored.Applied
-	if !stored.HasApplied {
-		// Written before applied contributions were recorded: what the
-		// state contributes now is the best knowledge of what was applied.
-		applied = oldContrib
-	}
-	for _, in := range inputs {
-		agg.Apply(in.Event, in.Payload)
-	}
 	state, err := json.Marshal(agg)
 	if err != nil {
 		return plan{}, fmt.Errorf("projector: %s: encode state: %w", subject, err)
@@ -296,7 +331,7 @@ func fold(subject string, stored StoredState, inputs []Input, ret retention) (pl
 		}
 	}
 	if stored.Version > 0 && bytes.Equal(state, stored.State) && len(deltas) == 0 {
-		pl := plan{subject: subject, version: stored.Version, expired: expired}
+		pl := plan{subject: subject, version: stored.Version, expired: expired, late: late}
 		for _, it := range items {
 			pl.check = append(pl.check, it)
 			pl.checkAt = append(pl.checkAt, itemVersion(stored, ItemID(it.Table, it.Item)))
@@ -304,7 +339,7 @@ func fold(subject string, stored StoredState, inputs []Input, ret retention) (pl
 		return pl, nil
 	}
 	next := stored.Version + 1
-	pl := plan{subject: subject, version: next, deltas: deltas, expired: expired}
+	pl := plan{subject: subject, version: next, deltas: deltas, expired: expired, late: late}
 	versions := make(map[string]int64, len(items))
 	for _, it := range items {
 		id := ItemID(it.Table, it.Item)
@@ -633,6 +668,16 @@ func (p *Projector) commitAll(ctx context.Context, plans []plan, consistent bool
 		goBounded(func() {
 			parts := chunks(c.plans)
 			for i, part := range parts {
+				part, over := dropOversizeRows(part, local)
+				parts[i] = part
+				for s, err := range over {
+					mu.Lock()
+					res.poison[s] = err
+					mu.Unlock()
+				}
+				if len(part) == 0 {
+					continue
+				}
 				tx, next, err := buildTx(part, local)
 				if err == nil {
 					err = p.store.Commit(ctx, tx)

@@ -1,6 +1,7 @@
 package projector
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -162,4 +163,97 @@ func nextRow(table string, cur map[string]types.AttributeValue, d Contribution) 
 	}
 	ApplyDerived(row, DeriveRow(table, row))
 	return row, nil
+}
+
+// dropOversizeRows decides (pure) which plans of a chunk would take a
+// counter row past MaxItemBytes, starting from rows (as read, or as the
+// previous chunk wrote them): a run row gathers its attributes from many
+// jobs, each job's own items fitting, and the join of their long names may
+// not. Each such plan is poison (ErrTooLarge naming the row), never a
+// conflict to retry: the row would be refused on every attempt. The plans
+// are taken in chunk order, each row keeping the deltas that fit, so the
+// plan whose delta makes a row too large is the one refused. It returns
+// the plans to commit and, by subject, the ones refused.
+func dropOversizeRows(part []plan, rows map[string]Row) ([]plan, map[string]error) {
+	merged := map[string]*Contribution{}
+	for _, pl := range part {
+		for _, d := range pl.deltas {
+			acc, ok := merged[d.RowID()]
+			if !ok {
+				acc = &Contribution{Table: d.Table, Key: d.Key}
+				merged[d.RowID()] = acc
+			}
+			mergeRowDelta(acc, d)
+		}
+	}
+	var over []string
+	for _, id := range sortedKeys(merged) {
+		if rowBound(rows[id], *merged[id]) > MaxItemBytes && rowTooLarge(rows[id], *merged[id]) != nil {
+			over = append(over, id)
+		}
+	}
+	if len(over) == 0 {
+		return part, nil
+	}
+	bad := map[string]error{}
+	for _, id := range over {
+		var kept []Contribution
+		for _, pl := range part {
+			if bad[pl.subject] != nil {
+				continue
+			}
+			for _, d := range pl.deltas {
+				if d.RowID() != id {
+					continue
+				}
+				acc := Contribution{Table: d.Table, Key: d.Key}
+				for _, k := range kept {
+					mergeRowDelta(&acc, k)
+				}
+				mergeRowDelta(&acc, d)
+				if err := rowTooLarge(rows[id], acc); err != nil {
+					bad[pl.subject] = fmt.Errorf("projector: %s: %w", pl.subject, err)
+					continue
+				}
+				kept = append(kept, d)
+			}
+		}
+	}
+	keep := part[:0:0]
+	for _, pl := range part {
+		if bad[pl.subject] == nil {
+			keep = append(keep, pl)
+		}
+	}
+	return keep, bad
+}
+
+// rowTooLarge reports (ErrTooLarge) whether cur moved by d would be a row
+// over MaxItemBytes as stored (its row version included).
+func rowTooLarge(cur Row, d Contribution) error {
+	item, err := nextRow(d.Table, cur.Item, d)
+	if err != nil {
+		return nil // not a size problem: buildTx reports it
+	}
+	_, err = rowItem(RowPut{Table: d.Table, Item: item, Expected: cur.Version})
+	if errors.Is(err, ErrTooLarge) {
+		return err
+	}
+	return nil
+}
+
+// rowBound is a cheap upper bound of the size of cur moved by d: the row
+// read, its key and every attribute of d added whole (replacing one never grows it
+// more), each counter and stamp at its longest, and room for the derived
+// attributes and the row version. Only a row whose bound passes
+// MaxItemBytes is computed exactly (rowTooLarge).
+func rowBound(cur Row, d Contribution) int {
+	n := ItemSize(cur.Item) + ItemSize(d.Key) + ItemSize(d.Attrs) + 512
+	for k := range d.Counters {
+		n += len(k) + 48
+	}
+	for k, st := range d.Stamps {
+		n += len(k) + len(st.ID) + 64
+	}
+	return n
 }

@@ -98,6 +98,14 @@ type Stats struct {
 	// expired: their aggregate's events were recorded longer ago than the
 	// retention (projector.Config.ExpiredBefore).
 	Expired int `json:"expired"`
+	// Late counts events not projected because they were recorded at or
+	// after their aggregate's expiry (projector.Outcome.Late), as the
+	// stream projector leaves them out; Quarantined counts events the
+	// stream projector dead-letters alone (projector.Outcome.Quarantined:
+	// dated too far ahead of their recordedat, a task whose id is its
+	// execution's). Neither fails the rebuild.
+	Late        int `json:"late"`
+	Quarantined int `json:"quarantined"`
 	// Chunks counts Project calls; Retried subjects projected again after a
 	// failure; Failed subjects that were still failing after every round.
 	Chunks  int `json:"chunks"`
@@ -294,6 +302,12 @@ func (f *folder) projectChunks(ctx context.Context, chunks [][]group, last bool)
 				f.st.Commits += out.Commits
 				f.st.Expired += out.Expired
 				f.st.Poison += len(out.Poison)
+				f.st.Late += out.Late
+				f.st.Quarantined += len(out.Quarantined)
+				quarantined := map[string]int{}
+				for i := range out.Quarantined {
+					quarantined[inputs[i].Event.Subject]++
+				}
 				for _, g := range c {
 					err, bad := out.Failed[g.subject]
 					if perr, poison := out.Poison[g.subject]; poison {
@@ -308,7 +322,7 @@ func (f *folder) projectChunks(ctx context.Context, chunks [][]group, last bool)
 						}
 						continue
 					}
-					f.st.Projected += len(g.inputs)
+					f.st.Projected += len(g.inputs) - quarantined[g.subject]
 				}
 				if f.opts.Progress != nil {
 					el := time.Since(f.start)
