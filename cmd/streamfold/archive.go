@@ -42,9 +42,9 @@ event exactly once at every moment. Files younger than --min-age are left
 alone, because a batch that wrote them might still be redelivered;
 --min-age 0s takes every file (safe once the archiver is stopped or caught
 up). The replaced files stay for readers of older snapshots until maintain
-expires those snapshots (default: older than 7 days, keeping the newest 10)
-and deletes the files only they held, and orphan files (of failed commits)
-older than --orphan-age. maintain never deletes a file that any metadata
+expires those snapshots (default: older than 7 days, keeping the newest 10);
+it deletes files no snapshot holds (of failed commits, of expired
+snapshots) once older than --orphan-age, but never a file that any metadata
 file at the table's location references, and refuses (exit 3, naming the
 table, its location and the counts) a table whose catalog entry is not the
 whole history at its location.
