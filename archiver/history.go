@@ -320,22 +320,29 @@ type orphanPlan struct {
 	kept  int      // candidates some metadata file at the location references
 }
 
-// planOrphans lists the files under the table's dir (data or metadata)
+// planOrphans lists the files under the table's data/ and metadata/
 // older than age that the current table does not reference (iceberg-go's
-// plan), less those any metadata file at the location references and any
-// metadata file newer than the catalog's.
-func (a *Archive) planOrphans(ctx context.Context, t *icetable.Table, name, dir string, age time.Duration, h *history) (orphanPlan, error) {
+// plan, one walk of the table's location), less those any metadata file at
+// the location references and any metadata file newer than the catalog's.
+// Only under data/ and metadata/: the location also holds the files of the
+// pre-Iceberg format (<table>/event_date=D/), which no snapshot holds and
+// which must survive until they are migrated.
+func (a *Archive) planOrphans(ctx context.Context, t *icetable.Table, name string, age time.Duration, h *history) (orphanPlan, error) {
 	var p orphanPlan
-	loc := a.l.uri(a.l.tableDir(name) + "/" + dir)
+	loc := a.l.uri(a.l.tableDir(name))
 	plan, err := t.PlanOrphanFiles(ctx, icetable.WithLocation(loc), icetable.WithFilesOlderThan(age))
 	if err != nil {
 		return p, fmt.Errorf("archiver: plan the orphan files of %s under %s: %w", name, loc, err)
 	}
 	dataPrefix := a.l.tableDir(name) + "/" + dataDir + "/"
+	metaPrefix := a.l.tableDir(name) + "/" + metadataDir + "/"
 	for _, f := range plan.OrphanFiles() {
 		key, err := a.l.keyOf(f.Path)
 		if err != nil {
 			return p, err
+		}
+		if !strings.HasPrefix(key, dataPrefix) && !strings.HasPrefix(key, metaPrefix) {
+			continue
 		}
 		if v, ok := metadataVersion(key); h.protected[key] || ok && v > h.facts.CurrentVersion {
 			p.kept++

@@ -113,33 +113,20 @@ func (a *Archive) Maintain(ctx context.Context, table string, opts MaintainOptio
 	// Orphans first: expiry deletes nothing by itself (the older metadata
 	// files still reference the expired snapshots' files), so the order
 	// changes nothing but this: a refusal comes before any change.
-	// Only under data/ and metadata/: the table's location also holds the
-	// files of the pre-Iceberg format (<table>/event_date=D/), which no
-	// snapshot holds and which must survive until they are migrated.
-	var plans []orphanPlan
-	var orphanData []string
-	for _, dir := range []string{dataDir, metadataDir} {
-		p, err := a.planOrphans(ctx, t, table, dir, opts.OrphanAge, h)
-		if err != nil {
-			return st, err
-		}
-		plans = append(plans, p)
-		orphanData = append(orphanData, p.data...)
-		st.OrphansKept += p.kept
+	p, err := a.planOrphans(ctx, t, table, opts.OrphanAge, h)
+	if err != nil {
+		return st, err
 	}
-	before, err := a.orphansBeforeCreation(ctx, table, orphanData, h)
+	st.OrphansKept = p.kept
+	before, err := a.orphansBeforeCreation(ctx, table, p.data, h)
 	if err != nil {
 		return st, err
 	}
 	if e := checkOrphanAges(checkHistoryBase(h.facts), before, h.liveData, h.created); e != nil {
 		return st, e
 	}
-	for _, p := range plans {
-		st.OrphansDeleted += len(p.keys)
-		st.OrphanBytes += p.bytes
-		if opts.DryRun {
-			continue
-		}
+	st.OrphansDeleted, st.OrphanBytes = len(p.keys), p.bytes
+	if !opts.DryRun {
 		err := forEach(ctx, len(p.keys), a.cfg.Concurrency, func(ctx context.Context, i int) error {
 			return a.delete(ctx, p.keys[i])
 		})
