@@ -81,7 +81,14 @@ func (k *lake) load(ctx context.Context, name string) (*table.Table, error) {
 func (k *lake) current(ctx context.Context, name string) (*table.Table, error) {
 	t, err := k.cat.LoadTable(ctx, k.ident(name))
 	if missingTable(err) {
-		return nil, k.unregistered(ctx, name)
+		if err := k.unregistered(ctx, name); err != nil {
+			// A writer may have created or registered it meanwhile.
+			if t, lerr := k.cat.LoadTable(ctx, k.ident(name)); lerr == nil {
+				return t, nil
+			}
+			return nil, err
+		}
+		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("archiver: load table %s: %w", strings.Join(k.ident(name), "."), err)
