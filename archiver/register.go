@@ -294,9 +294,9 @@ func (k *lake) unregistered(ctx context.Context, name string) error {
 		return err
 	}
 	latest, _, ok := latestMetadata(files)
-	if !ok || len(files) == 1 && latest.Version == 0 {
-		// Nothing, or the first metadata of a table being created (its
-		// catalog entry comes next): no history to lose.
+	if !ok || latest.Version == 0 {
+		// Nothing, or only first metadata files of a table being created
+		// (by racing writers; its catalog entry comes next): no history.
 		return nil
 	}
 	return fmt.Errorf("%w: table %s, location %s: %d metadata files, the newest %s (run `streamfold archive register --table %s`, or let the archiver's next batch register it)",
