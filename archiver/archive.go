@@ -127,7 +127,9 @@ func New(api S3API, cfg Config) (*Archive, error) {
 		s3Clients.Delete(clientID)
 		return nil, err
 	}
-	return &Archive{api: api, cfg: cfg, l: l, clientID: clientID, lake: &lake{cat: cat, namespace: []string{cfg.Namespace}, l: l, ensured: map[string]bool{}}}, nil
+	a := &Archive{api: api, cfg: cfg, l: l, clientID: clientID, lake: &lake{cat: cat, namespace: []string{cfg.Namespace}, l: l, ensured: map[string]bool{}}}
+	a.lake.list, a.lake.now = a.list, cfg.Now
+	return a, nil
 }
 
 // Close releases the catalog (the SQLite file of a sqlite: catalog) and

@@ -5,14 +5,18 @@ package archiver
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 	"github.com/uptrace/bun/driver/sqliteshim"
 )
 
@@ -42,14 +46,51 @@ func init() {
 			db.Close()
 			return nil, err
 		}
-		return &ownedSQLCatalog{Catalog: cat, db: db}, nil
+		return &ownedSQLCatalog{Catalog: cat, db: db, name: "streamfold", props: props}, nil
 	})
 }
 
-// ownedSQLCatalog closes the database handle with the catalog.
+// ownedSQLCatalog closes the database handle with the catalog, and
+// registers existing tables (RegisterTable), which iceberg-go's SQL catalog
+// lacks.
 type ownedSQLCatalog struct {
 	*sqlcat.Catalog
-	db *sql.DB
+	db    *sql.DB
+	name  string // the catalog_name of its rows
+	props iceberg.Properties
+}
+
+// RegisterTable adds a table whose metadata file exists (the Iceberg SQL
+// catalog's row: namespace, name, metadata location), as the Glue and REST
+// catalogs' RegisterTable do. The namespace must exist; a table of that
+// name is catalog.ErrTableAlreadyExists.
+func (c *ownedSQLCatalog) RegisterTable(ctx context.Context, ident table.Identifier, metadataLoc string) (*table.Table, error) {
+	if err := catalog.ValidateTableIdentifier(ident); err != nil {
+		return nil, err
+	}
+	ns := catalog.NamespaceFromIdent(ident)
+	exists, err := c.CheckNamespaceExists(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, fmt.Errorf("%w: %s", catalog.ErrNoSuchNamespace, strings.Join(ns, "."))
+	}
+	// Read it first: a location that holds no table metadata is refused
+	// before the catalog names it.
+	if _, err := table.NewFromLocation(ctx, ident, metadataLoc, icebergio.LoadFSFunc(c.props, metadataLoc), c); err != nil {
+		return nil, fmt.Errorf("read table metadata %s: %w", metadataLoc, err)
+	}
+	_, err = c.db.ExecContext(ctx,
+		`INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location, iceberg_type) VALUES (?, ?, ?, ?, NULL, ?)`,
+		c.name, strings.Join(ns, "."), catalog.TableNameFromIdent(ident), metadataLoc, sqlcat.TableType)
+	if err != nil {
+		if ok, _ := c.CheckTableExists(ctx, ident); ok {
+			return nil, fmt.Errorf("%w: %s", catalog.ErrTableAlreadyExists, strings.Join(ident, "."))
+		}
+		return nil, fmt.Errorf("register table %s: %w", strings.Join(ident, "."), err)
+	}
+	return c.LoadTable(ctx, ident)
 }
 
 func (c *ownedSQLCatalog) Close() error {

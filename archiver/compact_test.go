@@ -121,14 +121,16 @@ func testCompactCrashes(t *testing.T, api archiver.S3API, bucket string, recs []
 				t.Fatalf("after crash %d and resume: unexpected file outside the table %s", k, o)
 			}
 		}
-		// Expiring every older snapshot deletes the replaced inputs.
+		// Expiring every older snapshot deletes nothing yet (the older
+		// metadata files still reference the replaced inputs) and loses
+		// nothing.
 		if _, err := reader.Maintain(ctx, table, archiver.MaintainOptions{SnapshotAge: time.Nanosecond, RetainSnapshots: 1}); err != nil {
 			t.Fatalf("maintain after crash %d: %v", k, err)
 		}
 		orphans, _ = reader.Orphans(ctx, table, date)
 		for _, o := range orphans {
-			if !strings.Contains(o, "/compact-") {
-				t.Fatalf("after maintenance: %s is still there", o)
+			if !slices.Contains(before, o) && !strings.Contains(o, "/compact-") {
+				t.Fatalf("after maintenance: unexpected file outside the table %s", o)
 			}
 		}
 		exactlyOnce(t, reader, recs)
@@ -275,14 +277,22 @@ func TestCompactRemovesDuplicates(t *testing.T) {
 }
 
 // TestCompactThenMaintain: compaction leaves the replaced inputs in S3 for
-// readers of older snapshots; snapshot expiry deletes them.
+// readers of older snapshots; snapshot expiry removes those snapshots, and
+// the inputs are deleted once no metadata file at the table's location
+// references them any more (the table's older metadata files fall out of
+// its metadata log after 100 commits; here they are deleted by hand) and
+// they are older than the orphan age.
 func TestCompactThenMaintain(t *testing.T) {
 	ctx := context.Background()
-	mem, a := memArchive(t)
+	mem := s3mem.New("bkt")
+	// Everything (the table too) happened a month ago.
+	a := newArchive(t, mem, archiver.Config{Bucket: "bkt", Prefix: "archive", Now: func() time.Time { return time.Now().Add(-31 * 24 * time.Hour) }})
 	recs, date := dayOf(simRecords(t, 14, 300, 1), archiver.TableMessages)
+	mem.SetClock(func() time.Time { return time.Now().Add(-30 * 24 * time.Hour) })
 	writeSmall(t, a, recs, 30)
 	inputs, _ := a.Objects(ctx, archiver.TableMessages, date)
 	st, err := a.Compact(ctx, archiver.TableMessages, date, all)
+	mem.SetClock(time.Now)
 	if err != nil || st.Inputs != len(inputs) {
 		t.Fatalf("compact: %+v %v", st, err)
 	}
@@ -304,9 +314,34 @@ func TestCompactThenMaintain(t *testing.T) {
 	if err != nil || ms.SnapshotsExpired == 0 || ms.SnapshotsBefore-ms.SnapshotsExpired != 1 {
 		t.Fatalf("maintain expiring all but the newest: %+v %v", ms, err)
 	}
+	// The older metadata files still reference the inputs: kept.
+	ms, err = a.Maintain(ctx, archiver.TableMessages, archiver.MaintainOptions{})
+	if err != nil || ms.OrphansKept < len(inputs) {
+		t.Fatalf("maintain after expiry: %+v %v; want the %d inputs kept", ms, err, len(inputs))
+	}
+	for _, k := range inputs {
+		if !exists(k) {
+			t.Fatalf("%s was deleted while older metadata files still reference it", k)
+		}
+	}
+	exactlyOnce(t, a, recs)
+	// What delete-after-commit does after 100 more commits: the older
+	// metadata files go. Then the inputs are orphans of no metadata file.
+	tbl, err := a.Table(ctx, archiver.TableMessages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range mem.Keys("bkt", "archive/messages/metadata/") {
+		if strings.HasSuffix(k, ".metadata.json") && !strings.HasSuffix(tbl.MetadataLocation(), k) {
+			mem.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String(k)})
+		}
+	}
+	if ms, err = a.Maintain(ctx, archiver.TableMessages, archiver.MaintainOptions{}); err != nil {
+		t.Fatalf("maintain: %v", err)
+	}
 	for _, k := range inputs {
 		if exists(k) {
-			t.Fatalf("%s survived the expiry of every snapshot that held it", k)
+			t.Fatalf("%s survived once no metadata file referenced it: %+v", k, ms)
 		}
 	}
 	exactlyOnce(t, a, recs)
@@ -377,7 +412,9 @@ func objectBytes(t testing.TB, mem *s3mem.S3, bucket string, keys []string) int6
 // migration.
 func TestMaintainKeepsLegacyObjects(t *testing.T) {
 	ctx := context.Background()
-	mem, a := memArchive(t)
+	mem := s3mem.New("bkt")
+	// The table was created before the orphan was written (a month ago).
+	a := newArchive(t, mem, archiver.Config{Bucket: "bkt", Prefix: "archive", Now: func() time.Time { return time.Now().Add(-31 * 24 * time.Hour) }})
 	recs, date := dayOf(simRecords(t, 21, 200, 1), archiver.TableMessages)
 	writeSmall(t, a, recs, 50)
 	legacy := "archive/messages/event_date=" + date + "/0000000000000000000000000000000000000001.parquet"

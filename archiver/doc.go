@@ -141,7 +141,19 @@
 // first, Compact deletes its own outputs (named per run) and returns
 // ErrCompactionConflict. Replaced files stay for readers and time travel
 // until Maintain expires the snapshots that hold them (default: older than
-// 7 days, keeping the newest 10) and deletes the files only those held.
+// 7 days, keeping the newest 10); the files only those held are deleted
+// once no metadata file at the table's location references them any more.
+//
+// # A lost catalog
+//
+// A table's history is its metadata files at its location, not the
+// catalog's entry. A writer that finds no table registers the newest
+// metadata file there (highest version number) instead of creating an
+// empty table, recreating a missing namespace first; readers fail with
+// ErrUnregisteredTable; Register is the operator's command. Maintain never
+// deletes a file any metadata file at the location references, and refuses
+// (HistoryError, ErrShortHistory) a table whose catalog entry is not the
+// whole history at its location (register.go, history.go).
 //
 // # Errors and non-events
 //

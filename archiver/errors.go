@@ -34,6 +34,16 @@ var (
 	// data file), does not exist. Permanent: no retry brings it back (see
 	// GoneError).
 	ErrArchiveGone = errors.New("archiver: archive gone")
+	// ErrUnregisteredTable: the catalog has no table (or no namespace) but
+	// the table's location holds Iceberg metadata: its history is in S3,
+	// not in the catalog. A writer registers it by itself; a reader (which
+	// never changes the catalog) fails with this error. Run `streamfold
+	// archive register`.
+	ErrUnregisteredTable = errors.New("archiver: table missing from the catalog, but its metadata is in S3")
+	// ErrShortHistory: maintenance refused a table whose catalog entry is
+	// not the whole history at its location (HistoryError says how).
+	// Nothing was changed.
+	ErrShortHistory = errors.New("archiver: table history shorter than the files at its location")
 )
 
 // ObjectError says which S3 operation on which key failed.

@@ -43,6 +43,12 @@ type lake struct {
 	cat       catalog.Catalog
 	namespace table.Identifier
 	l         layout
+	// list lists the objects under a key prefix (the archive's S3 client):
+	// the metadata files a missing table is registered from. Nil lists
+	// nothing.
+	list func(ctx context.Context, prefix string) ([]listed, error)
+	// now is the clock of a new table's createdAtProp (nil: time.Now).
+	now func() time.Time
 
 	mu      sync.Mutex
 	ensured map[string]bool // tables created or evolved by this process
@@ -70,10 +76,18 @@ func (k *lake) load(ctx context.Context, name string) (*table.Table, error) {
 // current returns the table's current metadata for a reader, or nil when
 // the table does not exist yet (an archive nothing was written to). Unlike
 // load, it never creates or changes a table: reading needs no write access
-// to the catalog.
+// to the catalog. A table the catalog lacks whose location holds metadata
+// is ErrUnregisteredTable, never an empty table.
 func (k *lake) current(ctx context.Context, name string) (*table.Table, error) {
 	t, err := k.cat.LoadTable(ctx, k.ident(name))
-	if errors.Is(err, catalog.ErrNoSuchTable) {
+	if missingTable(err) {
+		if err := k.unregistered(ctx, name); err != nil {
+			// A writer may have created or registered it meanwhile.
+			if t, lerr := k.cat.LoadTable(ctx, k.ident(name)); lerr == nil {
+				return t, nil
+			}
+			return nil, err
+		}
 		return nil, nil
 	}
 	if err != nil {
@@ -112,8 +126,13 @@ func (k *lake) ensure(ctx context.Context, name string) (*table.Table, error) {
 	}
 	id := k.ident(name)
 	t, err := k.cat.LoadTable(ctx, id)
-	if errors.Is(err, catalog.ErrNoSuchTable) {
-		return k.create(ctx, name, want)
+	if missingTable(err) {
+		// The catalog lost the table, not its history: register the
+		// newest metadata at the location; only a location without any
+		// gets a new (empty) table.
+		if t, err = k.restore(ctx, name); err == nil && t == nil {
+			return k.create(ctx, name, want)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("archiver: load table %s: %w", strings.Join(id, "."), err)
@@ -185,14 +204,8 @@ func (k *lake) create(ctx context.Context, name string, s *iceberg.Schema) (*tab
 	// Create the namespace only when it is missing: in AWS it is the Glue
 	// database Terraform made, and the archiver may read it
 	// (glue:GetDatabase) but not create one (glue:CreateDatabase).
-	exists, err := k.cat.CheckNamespaceExists(ctx, k.namespace)
-	if err != nil {
-		return nil, fmt.Errorf("archiver: namespace %s: %w", strings.Join(k.namespace, "."), err)
-	}
-	if !exists {
-		if err := k.cat.CreateNamespace(ctx, k.namespace, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
-			return nil, fmt.Errorf("archiver: create namespace %s: %w", strings.Join(k.namespace, "."), err)
-		}
+	if err := k.ensureNamespace(ctx); err != nil {
+		return nil, err
 	}
 	props := iceberg.Properties{}
 	for key, v := range tableProps {
@@ -201,6 +214,11 @@ func (k *lake) create(ctx context.Context, name string, s *iceberg.Schema) (*tab
 	if def, ok := tableByName[name]; ok {
 		props["comment"] = def.doc
 	}
+	now := time.Now
+	if k.now != nil {
+		now = k.now
+	}
+	props[createdAtProp] = now().UTC().Format(time.RFC3339Nano)
 	t, err := k.cat.CreateTable(ctx, k.ident(name), s,
 		catalog.WithLocation(k.l.uri(k.l.tableDir(name))),
 		catalog.WithPartitionSpec(&spec),
@@ -255,6 +273,12 @@ func (k *lake) evolve(ctx context.Context, name string, cols []iceberg.NestedFie
 	return t, nil
 }
 
+// missingTable reports a catalog without the table (or without its
+// namespace: Glue reports a missing database as a missing table).
+func missingTable(err error) bool {
+	return errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace)
+}
+
 // isCommitConflict reports an optimistic-concurrency failure: another
 // writer committed first. The library does not retry it (retries are off
 // by default, and some catalogs report a stale table as a plain
@@ -269,6 +293,14 @@ func isCommitConflict(err error) bool {
 func (k *lake) retry(ctx context.Context, attempt func(t *table.Table) (done bool, err error), name string) error {
 	for i := 0; ; i++ {
 		t, err := k.cat.LoadTable(ctx, k.ident(name))
+		if missingTable(err) {
+			// Dropped from the catalog since this process ensured it:
+			// ensure it again (registering its history), then commit.
+			k.mu.Lock()
+			delete(k.ensured, name)
+			k.mu.Unlock()
+			t, err = k.ensureOnce(ctx, name)
+		}
 		if err != nil {
 			return fmt.Errorf("archiver: load table %s: %w", name, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	icetable "github.com/apache/iceberg-go/table"
@@ -59,13 +60,30 @@ type MaintainStats struct {
 	SnapshotsExpired int
 	OrphansDeleted   int // files (data, manifests, metadata) no snapshot held
 	OrphanBytes      int64
+	// OrphansKept: files the table's snapshots do not hold but another
+	// metadata file at its location references (kept, see Maintain).
+	OrphansKept int
 }
 
-// Maintain expires a table's old snapshots (deleting the files only they
-// held) and deletes its orphan files: the Iceberg maintenance that the
-// scheduled maintenance runs after compaction. Safe to run at any time and
-// concurrently with batches: expiry is a commit like any other, and
-// orphans are only files older than OrphanAge.
+// Maintain expires a table's old snapshots and deletes its orphan files:
+// the Iceberg maintenance that the scheduled maintenance runs after
+// compaction. Safe to run at any time and concurrently with batches:
+// expiry is a commit like any other, and orphans are only files older than
+// OrphanAge.
+//
+// It never deletes a file that any metadata file at the table's location
+// references (history.go, rule 1): expiry only removes snapshots from the
+// table's metadata, and the files only they held are deleted by the orphan
+// cleanup of a later run, once no metadata file at the location references
+// them any more (the table keeps its last 100 metadata files, so once 100
+// more commits have happened) and they are older than OrphanAge. Before
+// changing anything it checks that the catalog's table is the whole
+// history at its location, and refuses with a HistoryError
+// (ErrShortHistory) naming the table, the location and the counts when it
+// is not (rule 2): the location holds another table's metadata or newer
+// metadata of this one, or orphan data files written before the table was
+// created. A table missing from the catalog whose location holds
+// metadata is ErrUnregisteredTable.
 func (a *Archive) Maintain(ctx context.Context, table string, opts MaintainOptions) (MaintainStats, error) {
 	st := MaintainStats{Table: table}
 	if err := opts.Validate(); err != nil {
@@ -81,37 +99,60 @@ func (a *Archive) Maintain(ctx context.Context, table string, opts MaintainOptio
 	if err != nil || t == nil {
 		return st, err // a table nothing was written to needs no upkeep
 	}
+	if loc, want := strings.TrimSuffix(t.Location(), "/"), a.l.uri(a.l.tableDir(table)); loc != want {
+		return st, fmt.Errorf("%w: table %s of the catalog is at %s, not at this archive's %s", ErrSchemaMismatch, table, loc, want)
+	}
+	h, err := a.readHistory(ctx, table, t)
+	if err != nil {
+		return st, err
+	}
+	if e := checkHistory(h.facts); e != nil {
+		return st, e
+	}
 	st.SnapshotsBefore = len(t.Metadata().Snapshots())
-	if !opts.DryRun && t.CurrentSnapshot() != nil {
-		err = a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
-			tx := t.NewTransaction()
-			if err := tx.ExpireSnapshots(icetable.WithOlderThan(opts.SnapshotAge), icetable.WithRetainLast(opts.RetainSnapshots)); err != nil {
-				return false, err
-			}
-			_, err := tx.Commit(ctx)
+	// Orphans first: expiry deletes nothing by itself (the older metadata
+	// files still reference the expired snapshots' files), so the order
+	// changes nothing but this: a refusal comes before any change.
+	p, err := a.planOrphans(ctx, t, table, opts.OrphanAge, h)
+	if err != nil {
+		return st, err
+	}
+	st.OrphansKept = p.kept
+	before, err := a.orphansBeforeCreation(ctx, table, p.data, h)
+	if err != nil {
+		return st, err
+	}
+	if e := checkOrphanAges(checkHistoryBase(h.facts), before, h.liveData, h.created); e != nil {
+		return st, e
+	}
+	st.OrphansDeleted, st.OrphanBytes = len(p.keys), p.bytes
+	if !opts.DryRun {
+		err := forEach(ctx, len(p.keys), a.cfg.Concurrency, func(ctx context.Context, i int) error {
+			return a.delete(ctx, p.keys[i])
+		})
+		if err != nil {
+			return st, fmt.Errorf("archiver: delete the orphan files of %s: %w", table, err)
+		}
+	}
+	if opts.DryRun || t.CurrentSnapshot() == nil {
+		return st, nil
+	}
+	err = a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
+		tx := t.NewTransaction()
+		// No deletion at commit (WithPostCommit(false)): the older metadata
+		// files still reference the expired snapshots' files.
+		if err := tx.ExpireSnapshots(icetable.WithOlderThan(opts.SnapshotAge), icetable.WithRetainLast(opts.RetainSnapshots), icetable.WithPostCommit(false)); err != nil {
 			return false, err
-		}, table)
-		if err != nil {
-			return st, fmt.Errorf("archiver: expire snapshots of %s: %w", table, err)
 		}
-		if t, err = a.lake.current(ctx, table); err != nil || t == nil {
-			return st, err
-		}
-		st.SnapshotsExpired = st.SnapshotsBefore - len(t.Metadata().Snapshots())
+		_, err := tx.Commit(ctx)
+		return false, err
+	}, table)
+	if err != nil {
+		return st, fmt.Errorf("archiver: expire snapshots of %s: %w", table, err)
 	}
-	// Only under data/ and metadata/: the table's location also holds the
-	// files of the pre-Iceberg format (<table>/event_date=D/), which no
-	// snapshot holds and which must survive until they are migrated.
-	for _, dir := range []string{dataDir, "metadata"} {
-		loc := a.l.uri(a.l.tableDir(table) + "/" + dir)
-		res, err := t.DeleteOrphanFiles(ctx, icetable.WithLocation(loc), icetable.WithFilesOlderThan(opts.OrphanAge), icetable.WithDryRun(opts.DryRun))
-		if err != nil {
-			return st, fmt.Errorf("archiver: delete orphan files of %s under %s: %w", table, loc, err)
-		}
-		st.OrphansDeleted += len(res.OrphanFileLocations)
-		for _, f := range res.OrphanFiles {
-			st.OrphanBytes += f.SizeBytes
-		}
+	if t, err = a.lake.current(ctx, table); err != nil || t == nil {
+		return st, err
 	}
+	st.SnapshotsExpired = st.SnapshotsBefore - len(t.Metadata().Snapshots())
 	return st, nil
 }

@@ -54,8 +54,11 @@ func (o *ownerCheck) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Inpu
 // name; without it none does; a malformed account id is refused.
 func TestExpectedBucketOwner(t *testing.T) {
 	for _, owner := range []string{"123456789012", ""} {
-		api := &ownerCheck{S3API: s3mem.New("arch"), owners: map[string][]string{}}
-		a, err := archiver.New(api, archiver.Config{Bucket: "arch", Prefix: "archive", ExpectedBucketOwner: owner, Catalog: "sqlite:" + t.TempDir() + "/c.db"})
+		mem := s3mem.New("arch")
+		api := &ownerCheck{S3API: mem, owners: map[string][]string{}}
+		// The tables were made a month ago (an orphan below is that old).
+		a, err := archiver.New(api, archiver.Config{Bucket: "arch", Prefix: "archive", ExpectedBucketOwner: owner, Catalog: "sqlite:" + t.TempDir() + "/c.db",
+			Now: func() time.Time { return time.Now().Add(-31 * 24 * time.Hour) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,9 +83,17 @@ func TestExpectedBucketOwner(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			// Snapshot expiry deletes the replaced files (and old metadata).
 			if _, err := a.Maintain(ctx, table, archiver.MaintainOptions{SnapshotAge: time.Nanosecond, RetainSnapshots: 1}); err != nil {
 				t.Fatal(err)
+			}
+			// An old orphan (a failed commit's file): orphan cleanup deletes it.
+			mem.SetClock(func() time.Time { return time.Now().Add(-30 * 24 * time.Hour) })
+			if _, err := mem.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("arch"), Key: aws.String("archive/" + table + "/data/orphan.parquet"), Body: strings.NewReader("x")}); err != nil {
+				t.Fatal(err)
+			}
+			mem.SetClock(time.Now)
+			if st, err := a.Maintain(ctx, table, archiver.MaintainOptions{}); err != nil || st.OrphansDeleted != 1 {
+				t.Fatalf("maintain %s: %+v %v; want the old orphan deleted", table, st, err)
 			}
 		}
 		n := 0

@@ -186,10 +186,24 @@ resource "aws_s3_bucket_lifecycle_configuration" "archive" {
 # database must use IAM access control only (the default for a database
 # Terraform creates): with Lake Formation permissions on it, the archiver
 # and Athena would also need Lake Formation grants.
+# The Glue database holds the archive's Iceberg tables (the archiver creates
+# them). Losing it, or one of its tables, loses no history (the metadata is
+# in S3: the archiver re-registers a missing table at its next batch, and
+# `streamfold archive register` does it by hand), but until then Athena sees
+# nothing. So Terraform never destroys it: prevent_destroy makes a plan that
+# would (`deploy destroy`, a renamed prefix or stage) fail instead. Its
+# tables are not Terraform resources; the archiver's role may not delete
+# them or the database (iam.tf grants no glue:Delete*). To really remove a
+# stage, drop the guard first: `terraform state rm
+# aws_glue_catalog_database.archive` (docs/deployment.md, "Destroying").
 resource "aws_glue_catalog_database" "archive" {
   # Athena identifiers: lowercase letters, digits and '_'.
   name        = replace("${local.name}_archive", "-", "_")
-  description = "streamfold ${var.stage} event archive: Iceberg tables in s3://${local.archive_bucket}/${var.archive_prefix}/, created by the archiver."
+  description = "streamfold ${var.stage} event archive: Iceberg tables in s3://${local.archive_bucket}/${var.archive_prefix}/, created by the archiver. Deleting it or a table loses no data (the metadata is in S3): run streamfold archive register."
+
+  lifecycle {
+    prevent_destroy = true
+  }
 }
 
 resource "aws_athena_workgroup" "archive" {

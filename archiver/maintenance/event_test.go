@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,8 +66,9 @@ func TestEMFLine(t *testing.T) {
 }
 
 type fakeCompactor struct {
-	calls []string
-	err   error
+	calls       []string
+	err         error
+	maintainErr map[string]error // by table
 }
 
 func (f *fakeCompactor) Compact(_ context.Context, table, date string, _ archiver.CompactOptions) (archiver.CompactStats, error) {
@@ -76,7 +78,31 @@ func (f *fakeCompactor) Compact(_ context.Context, table, date string, _ archive
 
 func (f *fakeCompactor) Maintain(_ context.Context, table string, _ archiver.MaintainOptions) (archiver.MaintainStats, error) {
 	f.calls = append(f.calls, "maintain "+table)
-	return archiver.MaintainStats{Table: table}, nil
+	return archiver.MaintainStats{Table: table}, f.maintainErr[table]
+}
+
+// TestRunnerMaintainRefused: a table whose maintenance is refused (its
+// history is shorter than its location's) fails the task with an error
+// naming it and no success metric, after the other tables were maintained.
+func TestRunnerMaintainRefused(t *testing.T) {
+	refusal := &archiver.HistoryError{Table: "github_jobs", Location: "s3://bkt/archive/github_jobs", Reason: "41 orphan data files would be deleted"}
+	c := &fakeCompactor{maintainErr: map[string]error{"github_jobs": refusal}}
+	var metrics bytes.Buffer
+	r, err := New(Config{Deployment: "sf-dev", Tables: []string{"github_jobs", "messages"}}, c, fakeVerifier{}, &metrics, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Now = func() time.Time { return time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC) }
+	res, err := r.Run(context.Background(), Event{Task: TaskCompact})
+	if !errors.Is(err, archiver.ErrShortHistory) || !strings.Contains(err.Error(), "maintain github_jobs") || !strings.Contains(err.Error(), "s3://bkt/archive/github_jobs") {
+		t.Fatalf("refused maintenance: %v, want ErrShortHistory naming the table and location", err)
+	}
+	if !slices.Contains(c.calls, "maintain messages") || len(res.Maintained) != 1 || res.Maintained[0].Table != "messages" {
+		t.Errorf("the other table was not maintained: calls %v, maintained %+v", c.calls, res.Maintained)
+	}
+	if metrics.Len() != 0 {
+		t.Errorf("a success metric for a failed task: %q", metrics.String())
+	}
 }
 
 type fakeVerifier struct {

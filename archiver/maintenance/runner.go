@@ -182,17 +182,22 @@ func (r *Runner) compact(ctx context.Context, res *Result) error {
 		}
 		res.Compacted = append(res.Compacted, st)
 	}
-	// Then the Iceberg upkeep: expire old snapshots (deleting the files
-	// only they held, such as the inputs just compacted a week ago) and
-	// delete orphan files of failed commits.
+	// Then the Iceberg upkeep: expire old snapshots and delete orphan files
+	// (never a file any metadata file at the table's location references).
+	// A table Maintain refuses (archiver.ErrShortHistory: its catalog entry
+	// is not the whole history at its location) fails the task, naming it,
+	// after the other tables are maintained: one lost catalog entry does not
+	// stop the upkeep of the rest.
+	var errs []error
 	for _, t := range r.cfg.Tables {
 		st, err := r.compactor.Maintain(ctx, t, r.cfg.Maintain)
 		if err != nil {
-			return fmt.Errorf("maintenance: maintain %s: %w", t, err)
+			errs = append(errs, fmt.Errorf("maintenance: maintain %s: %w", t, err))
+			continue
 		}
 		res.Maintained = append(res.Maintained, st)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (r *Runner) verify(ctx context.Context, now time.Time, res *Result) error {

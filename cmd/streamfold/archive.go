@@ -22,6 +22,7 @@ const archiveHelp = `Usage:
   streamfold archive ls [flags]               partitions (days) per table with their data-file counts
   streamfold archive compact --date D [flags] merge a day's small data files into few large ones
   streamfold archive maintain [flags]         expire old snapshots and delete orphan files
+  streamfold archive register [flags]         register tables missing from the catalog from their metadata in S3
   streamfold archive errors [flags]           poison records kept under the archive's errors/ prefix
   streamfold archive tables                   the Iceberg tables: columns, field ids, types (JSON)
   streamfold archive queries [NAME]           the named Athena queries, or one query's SQL
@@ -41,21 +42,39 @@ event exactly once at every moment. Files younger than --min-age are left
 alone, because a batch that wrote them might still be redelivered;
 --min-age 0s takes every file (safe once the archiver is stopped or caught
 up). The replaced files stay for readers of older snapshots until maintain
-expires those snapshots (default: older than 7 days, keeping the newest 10)
-and deletes the files only they held, and orphan files (of failed commits)
-older than --orphan-age.
+expires those snapshots (default: older than 7 days, keeping the newest 10);
+it deletes files no snapshot holds (of failed commits, of expired
+snapshots) once older than --orphan-age, but never a file that any metadata
+file at the table's location references, and refuses (exit 3, naming the
+table, its location and the counts) a table whose catalog entry is not the
+whole history at its location.
+
+register restores the catalog from S3: a table the catalog lacks (a deleted
+Glue table or database) whose location holds Iceberg metadata is registered
+from its newest metadata file (highest version number), with every
+snapshot and event of its history; a missing namespace (Glue database) is
+created first. The archiver does the same by itself at its next batch;
+register is for readers (ls, verify, Athena) and maintenance before then.
+A table present in the catalog but behind its location (the catalog points
+at an older metadata file) is reported, and with --replace pointed at the
+newest (only the catalog entry is replaced, never a file). Without --table
+(or with --all) it covers every table.
 
 Examples:
   streamfold archive ls
   streamfold archive compact --date 2026-11-20
   streamfold archive compact --date 2026-11-20 --table github_jobs --dry-run --json
   streamfold archive maintain --dry-run
+  streamfold archive register --all --dry-run
+  streamfold archive register --table github_jobs --catalog glue --namespace streamfold_prod_archive --archive-uri s3://my-archive/archive
   streamfold archive errors --json
   streamfold archive queries sf_vs_ldf_cost_per_execution
   streamfold archive ls --catalog glue --namespace streamfold_prod_archive --archive-uri s3://my-archive/archive
 
-Exit status: 0 ok; 1 errors lists poison records, or compact lost to a
-concurrent compaction (retry); 2 usage; 3 S3 or catalog error.
+Exit status: 0 ok; 1 errors lists poison records, compact lost to a
+concurrent compaction (retry), or register found a table behind its
+location (without --replace); 2 usage; 3 S3 or catalog error, or maintain
+refused a table whose history is shorter than its location's.
 
 Flags:
 `
@@ -68,7 +87,7 @@ type partitionInfo struct {
 }
 
 func runArchive(ctx context.Context, env *cliEnv, args []string) int {
-	sub, code, ok := subcommand(env, "archive", args, archiveHelp, "ls", "compact", "maintain", "errors", "tables", "queries", "migrate")
+	sub, code, ok := subcommand(env, "archive", args, archiveHelp, "ls", "compact", "maintain", "register", "errors", "tables", "queries", "migrate")
 	if !ok {
 		return code
 	}
@@ -86,7 +105,9 @@ func runArchive(ctx context.Context, env *cliEnv, args []string) int {
 	snapshotAge := fs.Duration("snapshot-age", archiver.DefaultSnapshotAge, "maintain: expire snapshots older than this (time travel reaches this far back)")
 	retain := fs.Int("retain-snapshots", archiver.DefaultRetainSnapshots, "maintain: always keep this many newest snapshots")
 	orphanAge := fs.Duration("orphan-age", archiver.DefaultOrphanAge, "maintain: delete files no snapshot holds once older than this (at least 1h)")
-	dryRun := fs.Bool("dry-run", false, "compact, maintain: plan only, change nothing")
+	dryRun := fs.Bool("dry-run", false, "compact, maintain, register: plan only, change nothing")
+	allTables := fs.Bool("all", false, "register: every table (the default without --table)")
+	replace := fs.Bool("replace", false, "register: point a table the catalog has at an older metadata file at the newest one")
 	fs.Usage = func() { fmt.Fprint(env.stderr, archiveHelp); fs.PrintDefaults() }
 	if code, ok := parse(fs, env, args[1:]); !ok {
 		return code
@@ -101,6 +122,9 @@ func runArchive(ctx context.Context, env *cliEnv, args []string) int {
 		return exitOK
 	case "queries":
 		return archiveQueries(env, fs.Args(), *asJSON)
+	}
+	if *allTables && *table != "" {
+		return errorf(env, exitUsage, "archive %s: --all and --table: give one", sub)
 	}
 	tables, err := archiveTables(*table)
 	if err != nil {
@@ -126,6 +150,8 @@ func runArchive(ctx context.Context, env *cliEnv, args []string) int {
 		return archiveErrors(ctx, env, a, *asJSON)
 	case "maintain":
 		return archiveMaintain(ctx, env, a, tables, archiver.MaintainOptions{SnapshotAge: *snapshotAge, RetainSnapshots: *retain, OrphanAge: *orphanAge, DryRun: *dryRun}, *asJSON)
+	case "register":
+		return archiveRegister(ctx, env, a, tables, archiver.RegisterOptions{Replace: *replace, DryRun: *dryRun}, *asJSON)
 	}
 	if *date == "" {
 		return errorf(env, exitUsage, "archive compact: --date: required (YYYY-MM-DD), e.g. --date %s", env.clock().AddDate(0, 0, -1).Format("2006-01-02"))
@@ -300,6 +326,49 @@ func archiveMaintain(ctx context.Context, env *cliEnv, a *archiver.Archive, tabl
 	tw.Flush()
 	if opts.DryRun {
 		fmt.Fprintln(env.stdout, "dry run: nothing was changed (orphan files are those that would be deleted)")
+	}
+	return exitOK
+}
+
+// archiveRegister runs Register on each table.
+func archiveRegister(ctx context.Context, env *cliEnv, a *archiver.Archive, tables []string, opts archiver.RegisterOptions, asJSON bool) int {
+	all := []archiver.Registration{}
+	behind := 0
+	for _, t := range tables {
+		r, err := a.Register(ctx, t, opts)
+		if err != nil {
+			return errorf(env, exitRuntime, "archive register %s: %v", t, err)
+		}
+		if r.Action == "behind" {
+			behind++
+		}
+		all = append(all, r)
+	}
+	if asJSON {
+		if err := writeJSON(env.stdout, all); err != nil {
+			return errorf(env, exitRuntime, "archive register: %v", err)
+		}
+	} else {
+		tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "TABLE\tACTION\tVERSION\tSNAPSHOTS\tMETADATA FILES\tMETADATA")
+		for _, r := range all {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", r.Table, r.Action, r.Version, r.Snapshots, r.MetadataFiles, r.Metadata)
+		}
+		tw.Flush()
+		for _, r := range all {
+			if len(r.Tied) > 0 {
+				fmt.Fprintf(env.stdout, "%s: %d other metadata files of version %d were not chosen: %v\n", r.Table, len(r.Tied), r.Version, r.Tied)
+			}
+			if r.Action == "behind" {
+				fmt.Fprintf(env.stdout, "%s: the catalog points at %s, older than the newest at %s: --replace points it at the newest\n", r.Table, r.Previous, r.Location)
+			}
+		}
+		if opts.DryRun {
+			fmt.Fprintln(env.stdout, "dry run: nothing was changed (actions are what would be done)")
+		}
+	}
+	if behind > 0 {
+		return exitFailed
 	}
 	return exitOK
 }

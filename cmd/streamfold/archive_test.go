@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -252,4 +254,69 @@ func TestArchiveMigrateCLI(t *testing.T) {
 		t.Fatalf("archive ls after migrate: exit %d\n%s", code, out)
 	}
 	t.Logf("migrated %d events; first run: %s", len(seen), out)
+}
+
+// TestArchiveRegisterCLI: the archive's catalog is lost (its SQLite file
+// deleted, as a Glue database could be); readers then fail (exit 3) naming
+// the remedy, `archive register --all` registers every table from its
+// metadata in S3 (exit 0), a second run finds them present, and every
+// event is read again.
+func TestArchiveRegisterCLI(t *testing.T) {
+	c := testenv.S3Clients(t)
+	ctx := context.Background()
+	n, _ := testenv.Tables(t, c)
+	bucket := testenv.Bucket(t, c, n.BucketName())
+	env := localEnv(n)
+	evs, _, err := simulate.Generate(simulate.Config{Seed: 5, Events: 200, Days: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]archiver.Record, len(evs))
+	for i, e := range evs {
+		recs[i] = archiver.Record{Event: e, Seq: strconv.Itoa(100000 + i), StreamEventID: "ev" + strconv.Itoa(i)}
+	}
+	a, err := openTestArchive(t, c, n, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WriteBatch(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	path := strings.TrimPrefix(testCatalogURI(n), "sqlite:")
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := runCLI(t, env, "", "archive", "ls")
+	if code != exitRuntime || !strings.Contains(errOut, "streamfold archive register") {
+		t.Fatalf("archive ls with the catalog lost: exit %d, want 3 naming the remedy\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, env, "", "archive", "register", "--all", "--json")
+	var regs []archiver.Registration
+	if code != exitOK || json.Unmarshal([]byte(out), &regs) != nil || len(regs) != len(archiver.Tables()) {
+		t.Fatalf("archive register --all --json: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, r := range regs {
+		if r.Action != "registered" || r.Snapshots != 1 || !strings.HasPrefix(r.Metadata, "s3://"+bucket+"/archive/"+r.Table+"/metadata/") {
+			t.Errorf("register %s: %+v", r.Table, r)
+		}
+	}
+	code, out, errOut = runCLI(t, env, "", "archive", "register", "--table", archiver.TableMessages)
+	if code != exitOK || !strings.Contains(out, "present") {
+		t.Fatalf("second register: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut = runCLI(t, env, "", "archive", "register", "--all", "--table", archiver.TableMessages); code != exitUsage {
+		t.Fatalf("--all with --table: exit %d, want 2\n%s\n%s", code, out, errOut)
+	}
+	a, err = openTestArchive(t, c, n, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	seen := 0
+	if err := a.Events(ctx, func(schema.Event) error { seen++; return nil }); err != nil || seen != len(recs) {
+		t.Fatalf("after register: %d events (%v), want %d", seen, err, len(recs))
+	}
 }

@@ -18,7 +18,7 @@ import (
 func TestEveryHelp(t *testing.T) {
 	subs := map[string][]string{
 		"dev": {"up", "status", "down"}, "query": {"jobs", "messages", "run"},
-		"deadletter": {"list", "replay", "redrive"}, "archive": {"ls", "compact"},
+		"deadletter": {"list", "replay", "redrive"}, "archive": {"ls", "compact", "register"},
 		"events": {"summary", "list"}, "deploy": {"plan", "output"},
 	}
 	names := slices.Sorted(func(yield func(string) bool) {
