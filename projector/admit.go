@@ -30,8 +30,10 @@ import (
 // DefaultMaxFutureSkew is Config.MaxFutureSkew's default.
 const DefaultMaxFutureSkew = 24 * time.Hour
 
-// MaxMaxFutureSkew bounds Config.MaxFutureSkew (31 days).
-const MaxMaxFutureSkew = 31 * 24 * time.Hour
+// MaxMaxFutureSkew bounds Config.MaxFutureSkew (366 days, as
+// ingest.MaxMaxFutureSkew: a deployment that lets ingest accept an event
+// can let the projector project it).
+const MaxMaxFutureSkew = 366 * 24 * time.Hour
 
 // ErrFutureEvent is wrapped by FutureEventError.
 var ErrFutureEvent = errors.New("projector: event time is ahead of its recordedat by more than the allowed skew")

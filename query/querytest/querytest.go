@@ -27,8 +27,15 @@ import (
 var fixture []byte
 
 // FixtureRecordedAt is the recordedat Load gives the fixture in tests with
-// golden output.
+// golden output. The fixture's messages are dated months after it, so
+// Append and Project allow FixtureSkew between an event's time and its
+// recordedat.
 var FixtureRecordedAt = time.Date(2030, time.January, 16, 0, 0, 0, 0, time.UTC)
+
+// FixtureSkew is how far ahead of its recordedat an event loaded here may
+// be dated (the most ingest and the projector can be configured to allow):
+// the fixture is recorded before some of its events happen.
+const FixtureSkew = 366 * 24 * time.Hour
 
 // Fixture returns a small workload in the seeds' shapes, dated 2030-01-15
 // (and 2030-10-21 for messages), so that no TTL ever expires it:
@@ -61,7 +68,8 @@ type DynamoAPI interface {
 // Append writes events to the event table with ingest.Appender, stamped
 // with recorded. Rejected or failed events are an error.
 func Append(ctx context.Context, db DynamoAPI, n schema.Naming, events []schema.Event, recorded time.Time) error {
-	app, err := ingest.NewAppender(db, ingest.AppenderConfig{Table: n.Table(schema.TableEvents), Concurrency: 32, Now: func() time.Time { return recorded }})
+	app, err := ingest.NewAppender(db, ingest.AppenderConfig{Table: n.Table(schema.TableEvents), Concurrency: 32, Now: func() time.Time { return recorded },
+		MaxFutureSkew: FixtureSkew})
 	if err != nil {
 		return err
 	}
@@ -104,11 +112,15 @@ func Inputs(events []schema.Event, recorded time.Time) ([]projector.Input, error
 
 // Project folds inputs into store with a Projector.
 func Project(ctx context.Context, store projector.Store, inputs []projector.Input) error {
-	p, err := projector.New(store, projector.Config{Concurrency: 8})
+	p, err := projector.New(store, projector.Config{Concurrency: 8, MaxFutureSkew: FixtureSkew})
 	if err != nil {
 		return err
 	}
-	if out := p.Project(ctx, inputs); len(out.Failed) > 0 || len(out.Poison) > 0 {
+	out := p.Project(ctx, inputs)
+	if len(out.Quarantined) > 0 {
+		return fmt.Errorf("querytest: project: %d inputs quarantined", len(out.Quarantined))
+	}
+	if len(out.Failed) > 0 || len(out.Poison) > 0 {
 		for s, err := range out.Failed {
 			return fmt.Errorf("querytest: project: %d aggregates failed, e.g. %s: %w", len(out.Failed), s, err)
 		}
