@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/schema"
@@ -26,10 +25,6 @@ type config struct {
 	// output and cause (STREAMFOLD_SFN_PAYLOADS: hash, drop or keep;
 	// default hash).
 	SFNPayloads ingest.PayloadPolicy
-	// MaxFutureSkew is how far ahead of its recordedat an event's time may
-	// be (STREAMFOLD_MAX_FUTURE_SKEW, a Go duration such as 24h; default
-	// ingest.DefaultMaxFutureSkew), as text: futureSkew parses it.
-	MaxFutureSkew string
 	// DynamoDBEndpoint overrides the DynamoDB endpoint (tests only).
 	DynamoDBEndpoint string
 }
@@ -48,7 +43,6 @@ func configFromEnv(getenv func(string) string) config {
 		SecretARN:        getenv("GITHUB_WEBHOOK_SECRET_ARN"),
 		TokenSecretARN:   getenv("STREAMFOLD_INGEST_TOKEN_SECRET_ARN"),
 		SFNPayloads:      ingest.PayloadPolicy(getenv("STREAMFOLD_SFN_PAYLOADS")),
-		MaxFutureSkew:    or("STREAMFOLD_MAX_FUTURE_SKEW", ingest.DefaultMaxFutureSkew.String()),
 		DynamoDBEndpoint: getenv("STREAMFOLD_DYNAMODB_ENDPOINT"),
 	}
 }
@@ -64,9 +58,6 @@ func (c config) Validate() error {
 	if _, err := ingest.ParsePayloadPolicy(string(c.SFNPayloads)); err != nil {
 		return fmt.Errorf("ingest: STREAMFOLD_SFN_PAYLOADS: %w", err)
 	}
-	if _, err := c.futureSkew(); err != nil {
-		return err
-	}
 	return secretARN("STREAMFOLD_INGEST_TOKEN_SECRET_ARN", c.TokenSecretARN, "the bearer token of POST /events and POST /eventbridge")
 }
 
@@ -78,16 +69,4 @@ func secretARN(name, v, holds string) error {
 		return fmt.Errorf("ingest: %s: must be a Secrets Manager ARN (arn:...:secretsmanager:...), got %q", name, v)
 	}
 	return nil
-}
-
-// futureSkew parses MaxFutureSkew ("" is the default).
-func (c config) futureSkew() (time.Duration, error) {
-	if c.MaxFutureSkew == "" {
-		return ingest.DefaultMaxFutureSkew, nil
-	}
-	skew, err := time.ParseDuration(c.MaxFutureSkew)
-	if err != nil || skew <= 0 || skew > ingest.MaxMaxFutureSkew {
-		return 0, fmt.Errorf("ingest: STREAMFOLD_MAX_FUTURE_SKEW: must be a positive duration of at most %s, such as 24h, got %q", ingest.MaxMaxFutureSkew, c.MaxFutureSkew)
-	}
-	return skew, nil
 }

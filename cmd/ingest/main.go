@@ -34,8 +34,6 @@
 //	STREAMFOLD_SFN_PAYLOADS             what is kept of a Step Functions execution's input, output
 //	                                    and cause on every route: hash (default), drop or keep
 //	                                    (ingest.PayloadPolicy)
-//	STREAMFOLD_MAX_FUTURE_SKEW          reject an event whose time is more than this ahead of its
-//	                                    recordedat (a Go duration; default 24h)
 //	STREAMFOLD_DYNAMODB_ENDPOINT        optional endpoint override (tests)
 package main
 
@@ -69,10 +67,9 @@ func main() {
 		log.Error("aws clients", "err", err)
 		os.Exit(1)
 	}
-	skew, _ := cfg.futureSkew() // checked by Validate
 	deadLetters := projector.NewDeadLetters(c.DynamoDB, cfg.Naming.Table(schema.TableDeadLetters)).EmitMetrics(os.Stdout)
 	app, err := ingest.NewAppender(c.DynamoDB, ingest.AppenderConfig{
-		Table: cfg.Naming.Table(schema.TableEvents), Payloads: cfg.SFNPayloads, MaxFutureSkew: skew, DeadLetters: deadLetters,
+		Table: cfg.Naming.Table(schema.TableEvents), Payloads: cfg.SFNPayloads, MaxFutureSkew: ingest.DefaultMaxFutureSkew, DeadLetters: deadLetters,
 	})
 	if err != nil {
 		log.Error("appender", "err", err)
