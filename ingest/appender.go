@@ -318,7 +318,7 @@ func (a *Appender) put(ctx context.Context, w write) (Outcome, error) {
 		if errors.As(err, &ccf) {
 			return a.existing(ctx, w, ccf.Item)
 		}
-		if refused(err) {
+		if schema.IsRefusedByDynamoDB(err) {
 			return Rejected, &RefusedError{Subject: w.event.Subject, ID: w.event.ID, Err: err}
 		}
 		last = err
@@ -374,15 +374,6 @@ func CompareStored(e schema.Event, hash string, item map[string]types.AttributeV
 		stored = schema.Event{}
 	}
 	return &ConflictError{Subject: e.Subject, ID: e.ID, StoredHash: storedHash, NewHash: hash, Stored: stored, New: e, Legacy: legacy}
-}
-
-// refused reports whether DynamoDB refused a write as invalid (error code
-// ValidationException): the same write fails the same way on every
-// attempt. schema.Validate refuses what breaks DynamoDB's limits before
-// any write; this catches whatever it does not foresee.
-func refused(err error) bool {
-	var api smithy.APIError
-	return errors.As(err, &api) && api.ErrorCode() == "ValidationException"
 }
 
 // retryableCodes are DynamoDB error codes worth another attempt.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/streamfold/streamfold/schema"
 )
@@ -37,15 +36,7 @@ var ErrItemOwned = errors.New("projector: projection item owned by another aggre
 // write DynamoDB refused as invalid (a ValidationException: the same write
 // fails the same way on every attempt).
 func IsPermanent(err error) bool {
-	return errors.Is(err, ErrTooLarge) || errors.Is(err, ErrItemOwned) || errors.Is(err, schema.ErrLimit) || isValidationException(err)
-}
-
-// isValidationException reports whether DynamoDB refused a request as
-// invalid (error code ValidationException), by the error's code, never its
-// text.
-func isValidationException(err error) bool {
-	var api smithy.APIError
-	return errors.As(err, &api) && api.ErrorCode() == "ValidationException"
+	return errors.Is(err, ErrTooLarge) || errors.Is(err, ErrItemOwned) || errors.Is(err, schema.ErrLimit) || schema.IsRefusedByDynamoDB(err)
 }
 
 // ItemSize is an item's size by DynamoDB's rules (schema.ItemSize, checked

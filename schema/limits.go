@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 // DynamoDB's limits on what one item can hold. A write that breaks one
@@ -63,6 +65,15 @@ const (
 	// Step Functions execution's name, a GitHub job's and workflow's name.
 	MaxNameBytes = 1024
 )
+
+// IsRefusedByDynamoDB reports whether DynamoDB refused a request as invalid
+// (error code ValidationException), by the error's code, never its text:
+// a write that breaks one of DynamoDB's limits, which fails the same way on
+// every attempt. The Appender and the projector treat it as permanent.
+func IsRefusedByDynamoDB(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "ValidationException"
+}
 
 // ErrLimit is matched (errors.Is) by every *LimitError: the input breaks one
 // of DynamoDB's limits and can never be stored. It is permanent.
@@ -350,11 +361,4 @@ func checkValue(path string, v types.AttributeValue, depth int) *LimitError {
 	return nil
 }
 
-func sortedAttrNames(m map[string]types.AttributeValue) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedAttrNames(m map[string]types.AttributeValue) []string { return slices.Sorted(maps.Keys(m)) }
