@@ -71,11 +71,11 @@ echo "== go test"
 # Compile every test binary once, before the two runs compete for the CPU.
 if ! out="$(go test -count=1 -run '^$' ./... 2>&1)"; then echo "$out"; exit 1; fi
 proj_log="$(mktemp)"
+rest_log="$(mktemp)"
 on "$DDB_PORT" "$S3_PORT" go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./projector/... >"$proj_log" 2>&1 &
 proj_pid=$!
 rest_rc=0
 # shellcheck disable=SC2046
-rest_log="$(mktemp)"
 on "$DDB_PORT2" "$S3_PORT2" go test -count=1 -timeout 20m ${GOTESTFLAGS:-} $(go list ./... | grep -Ev '/streamfold/projector(/|$)') 2>&1 | tee "$rest_log" || rest_rc=$?
 proj_rc=0
 wait "$proj_pid" || proj_rc=$?
@@ -85,7 +85,6 @@ echo "== done in $(( $(date +%s) - start ))s"
 if [ "$rest_rc" -ne 0 ] || [ "$proj_rc" -ne 0 ]; then
   echo "FAILED: go test exit codes: projector $proj_rc, other packages $rest_rc; failing tests:"
   failures "$proj_log" "$rest_log"
-  rm -f "$proj_log" "$rest_log"
-  exit 1
 fi
 rm -f "$proj_log" "$rest_log"
+if [ "$rest_rc" -ne 0 ] || [ "$proj_rc" -ne 0 ]; then exit 1; fi

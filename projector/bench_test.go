@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -17,7 +16,7 @@ import (
 // benchBatches renders a simulate workload as Lambda event JSON batches.
 func benchBatches(b *testing.B, n, batch int) ([][]byte, int) {
 	b.Helper()
-	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(3), time.Monday) // recent, and the same workload whatever the day
+	start := testclock.RecentMonday(3)
 	evs, _, err := simulate.Generate(simulate.Config{Seed: 42, Events: n, Days: 3, Start: start})
 	if err != nil {
 		b.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -44,7 +43,7 @@ import (
 //
 //	go test ./projector -run '^$' -bench CapacityDynamoDBLocal -benchtime 1x
 func BenchmarkCapacityDynamoDBLocal(b *testing.B) {
-	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(2), time.Monday) // recent, and the same workload whatever the day
+	start := testclock.RecentMonday(2)
 	// The jobs workload arrives at 1 event/s, so that its 2,000 events
 	// span whole job lifecycles (queued to completed, minutes apart) with
 	// other jobs' events between them; at the default 100 events/s a

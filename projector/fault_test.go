@@ -83,7 +83,7 @@ func workloadN(t *testing.T, seed int64, n int) []schema.Event {
 	// Recent dates: projections carry TTLs (90 days from creation) that
 	// DynamoDB Local enforces, so a workload from long ago would expire
 	// while the test runs.
-	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(3), time.Monday) // recent, and the same workload whatever the day
+	start := testclock.RecentMonday(3)
 	evs, _, err := simulate.Generate(simulate.Config{Seed: seed, Events: n, Days: 3, Start: start})
 	if err != nil {
 		t.Fatal(err)

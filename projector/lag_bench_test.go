@@ -45,7 +45,7 @@ func BenchmarkLagDynamoDBLocal(b *testing.B) {
 func measureLag(b *testing.B, total int, window time.Duration) (p50, p99 float64, n int) {
 	b.Helper()
 	p := newPipelineTB(b)
-	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(1), time.Monday) // recent, and the same workload whatever the day
+	start := testclock.RecentMonday(1)
 	evs, _, err := simulate.Generate(simulate.Config{Seed: 9, Events: total, Days: 1, Start: start})
 	if err != nil {
 		b.Fatal(err)

@@ -172,7 +172,7 @@ func (r *rowWrites) Commit(ctx context.Context, tx projector.Tx) error {
 // projector subtracts what it applied, not what the new rule would have
 // given for the old state.
 func TestUpgradeChangingContributions(t *testing.T) {
-	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(2), time.Monday) // recent, and the same workload whatever the day
+	start := testclock.RecentMonday(2)
 	evs, _, err := simulate.Generate(simulate.Config{Seed: 5, Events: 3000, Days: 1, Start: start, Mix: simulate.Mix{Messages: 1}})
 	if err != nil {
 		t.Fatal(err)

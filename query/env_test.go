@@ -67,10 +67,7 @@ func loadWorld(t *testing.T) *world {
 func buildWorld(t *testing.T, c *awsclient.Clients) (*world, error) {
 	ctx := context.Background()
 	n, _ := testenv.SharedTables(t, c)
-	// The latest Monday at least a day before the test clock's today: recent
-	// enough for the tables' TTLs, and always the same weekday, so that the
-	// workload is the same whatever day the tests run.
-	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(1), time.Monday)
+	start := testclock.RecentMonday(1)
 	w := &world{c: c, n: n, start: start, now: start.Add(36 * time.Hour), mem: projector.NewMemStore()}
 	// The old, thin order: the tests need whole lifecycles in 1,500
 	// events (jobs queued twice under two ids, every message with its

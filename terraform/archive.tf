@@ -180,14 +180,12 @@ resource "aws_s3_bucket_lifecycle_configuration" "archive" {
 
 # --- Glue and Athena ---------------------------------------------------------
 
-# The database holding the archive's Iceberg tables (ARCHIVE_NAMESPACE). The
-# tables are not declared here: the archiver creates and evolves them (see
-# the top of this file), and Terraform neither owns nor deletes them. The
-# database must use IAM access control only (the default for a database
+# The Glue database holds the archive's Iceberg tables (ARCHIVE_NAMESPACE).
+# The tables are not declared here: the archiver creates and evolves them
+# (see the top of this file), and Terraform neither owns nor deletes them.
+# The database must use IAM access control only (the default for a database
 # Terraform creates): with Lake Formation permissions on it, the archiver
-# and Athena would also need Lake Formation grants.
-# The Glue database holds the archive's Iceberg tables (the archiver creates
-# them). Losing it, or one of its tables, loses no history (the metadata is
+# and Athena would also need Lake Formation grants. Losing it, or one of its tables, loses no history (the metadata is
 # in S3: the archiver re-registers a missing table at its next batch, and
 # `streamfold archive register` does it by hand), but until then Athena sees
 # nothing. So Terraform never destroys it: prevent_destroy makes a plan that

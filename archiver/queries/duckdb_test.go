@@ -251,7 +251,7 @@ func TestArchiveAcceptance(t *testing.T) {
 
 	// A simulate workload over the last four days (projection TTLs lie
 	// ahead), its producer redeliveries included: the appender drops them.
-	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(3), time.Monday) // recent, and the same workload whatever the day
+	start := testclock.RecentMonday(3)
 	evs, st, err := simulate.Generate(simulate.Config{Seed: 20261122, Events: 3000, Days: 4, Start: start})
 	if err != nil {
 		t.Fatal(err)

@@ -69,7 +69,7 @@ func main() {
 	}
 	deadLetters := projector.NewDeadLetters(c.DynamoDB, cfg.Naming.Table(schema.TableDeadLetters)).EmitMetrics(os.Stdout)
 	app, err := ingest.NewAppender(c.DynamoDB, ingest.AppenderConfig{
-		Table: cfg.Naming.Table(schema.TableEvents), Payloads: cfg.SFNPayloads, MaxFutureSkew: ingest.DefaultMaxFutureSkew, DeadLetters: deadLetters,
+		Table: cfg.Naming.Table(schema.TableEvents), Payloads: cfg.SFNPayloads, DeadLetters: deadLetters,
 	})
 	if err != nil {
 		log.Error("appender", "err", err)

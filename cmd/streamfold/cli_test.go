@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/streamfold/streamfold/archiver"
 
@@ -87,7 +86,7 @@ func openTestArchive(t *testing.T, c *awsclient.Clients, n schema.Naming, bucket
 // the append did.
 func appendSimulated(t *testing.T, c *awsclient.Clients, n schema.Naming, seed int64, events, days int) ([]schema.Event, ingest.Result) {
 	t.Helper()
-	evs, _, err := simulate.Generate(simulate.Config{Seed: seed, Events: events, Start: testclock.WeekdayOnOrBefore(testclock.DaysAgo(days), time.Monday), Days: days})
+	evs, _, err := simulate.Generate(simulate.Config{Seed: seed, Events: events, Start: testclock.RecentMonday(days), Days: days})
 	if err != nil {
 		t.Fatal(err)
 	}

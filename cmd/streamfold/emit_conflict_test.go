@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -22,11 +21,7 @@ const emitMessageFailed = `{"specversion":"1.0","type":"rez.message.failed","sou
 func TestEmitConflictDynamoDBLocal(t *testing.T) {
 	c := testenv.Clients(t)
 	n, _ := testenv.Tables(t, c)
-	env := map[string]string{
-		"STREAMFOLD_DYNAMODB_ENDPOINT": os.Getenv("STREAMFOLD_DYNAMODB_ENDPOINT"),
-		"STREAMFOLD_PREFIX":            n.Prefix,
-		"AWS_REGION":                   "us-east-1",
-	}
+	env := localEnv(n)
 	at := "2025-10-21T14:30:15Z"
 	first := fmt.Sprintf(emitMessageFailed, "c-1", at, "boom")
 	if code, out, errOut := runCLI(t, env, first+"\n", "emit", "--quiet", "-"); code != exitOK {
@@ -66,11 +61,7 @@ func TestEmitConflictDynamoDBLocal(t *testing.T) {
 func TestEmitFutureTimeDynamoDBLocal(t *testing.T) {
 	c := testenv.Clients(t)
 	n, _ := testenv.Tables(t, c)
-	env := map[string]string{
-		"STREAMFOLD_DYNAMODB_ENDPOINT": os.Getenv("STREAMFOLD_DYNAMODB_ENDPOINT"),
-		"STREAMFOLD_PREFIX":            n.Prefix,
-		"AWS_REGION":                   "us-east-1",
-	}
+	env := localEnv(n)
 	now := time.Now().UTC()
 	in := fmt.Sprintf(emitMessageFailed, "f-25h", now.Add(25*time.Hour).Format(time.RFC3339), "x") + "\n" +
 		fmt.Sprintf(emitMessageFailed, "f-23h", now.Add(23*time.Hour).Format(time.RFC3339), "x") + "\n"

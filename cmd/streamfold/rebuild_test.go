@@ -74,7 +74,7 @@ func TestRebuildVerifyCLI(t *testing.T) {
 
 	// The events as the event table holds them: one per (subject, id),
 	// with recordedat set by the appender.
-	start := testclock.WeekdayOnOrBefore(testclock.DaysAgo(2), time.Monday) // recent, and the same workload whatever the day
+	start := testclock.RecentMonday(2)
 	gen, _, err := simulate.Generate(simulate.Config{Seed: 17, Events: 1500, Days: 2, Start: start})
 	if err != nil {
 		t.Fatal(err)

@@ -150,6 +150,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
 	h, err := api.New(api.Config{
+		Now:         env.clock,
 		Queries:     qc,
 		Token:       *token,
 		Dashboard:   dashboard.Handler(),

@@ -73,3 +73,8 @@ func WeekdayOnOrBefore(t time.Time, d time.Weekday) time.Time {
 	back := (int(day.Weekday()) - int(d) + 7) % 7
 	return day.AddDate(0, 0, -back)
 }
+
+// RecentMonday is the latest Monday at least n days before Today: recent
+// enough for the tables' TTLs, and always a Monday, so that a workload
+// started there is the same whatever day the suite runs.
+func RecentMonday(n int) time.Time { return WeekdayOnOrBefore(DaysAgo(n), time.Monday) }

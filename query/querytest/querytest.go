@@ -35,7 +35,7 @@ var FixtureRecordedAt = time.Date(2030, time.January, 16, 0, 0, 0, 0, time.UTC)
 // FixtureSkew is how far ahead of its recordedat an event loaded here may
 // be dated (the most ingest and the projector can be configured to allow):
 // the fixture is recorded before some of its events happen.
-const FixtureSkew = 366 * 24 * time.Hour
+const FixtureSkew = ingest.MaxMaxFutureSkew
 
 // Fixture returns a small workload in the seeds' shapes, dated 2030-01-15
 // (and 2030-10-21 for messages), so that no TTL ever expires it:
