@@ -111,9 +111,10 @@ func runEmit(ctx context.Context, env *cliEnv, args []string) int {
 		return errorf(env, exitUsage, "emit: --sfn-tags: %v", err)
 	}
 	meter := capacity.NewMeter()
-	app, err := ingest.NewAppender(clients.MeteredDynamoDB(meter), ingest.AppenderConfig{
+	metered := clients.MeteredDynamoDB(meter) // conflicts' dead letters are counted with the appends
+	app, err := ingest.NewAppender(metered, ingest.AppenderConfig{
 		Table: n.Table(schema.TableEvents), Payloads: payloads, MaxFutureSkew: maxSkew,
-		DeadLetters: deadletter.NewTable(clients.DynamoDB, n.Table(schema.TableDeadLetters)),
+		DeadLetters: deadletter.NewTable(metered, n.Table(schema.TableDeadLetters)),
 	})
 	if err != nil {
 		return errorf(env, exitUsage, "emit: %v", err)
