@@ -51,7 +51,7 @@ func TestWrittenFileIsWhatAddFilesReads(t *testing.T) {
 	if err := Encode(&buf, TableGitHubJobs, recs, EncodeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	key := k.l.batchKey(TableGitHubJobs, date, recs[0].Seq, recs[len(recs)-1].Seq, recordID(&recs[0]))
+	key := k.l.batchKey(TableGitHubJobs, date, newBatchName(recs[0].Seq, recs[len(recs)-1].Seq, recordID(&recs[0])))
 	if _, err := mem.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String(key), Body: bytes.NewReader(buf.Bytes())}); err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,12 @@ func (a *Archive) putError(ctx context.Context, e ErrorRecord) error {
 		old, err := a.get(ctx, a.l.legacyErrorKey(date, e.SequenceNumber))
 		switch {
 		case errors.Is(err, ErrNotFound):
+			// Also a missing bucket when S3 says so with a 404 (get maps
+			// every 404 to ErrNotFound): the put below then fails, and is
+			// classified.
 		case err != nil:
+			// A missing bucket reported without a 404 (an S3API that
+			// returns *types.NoSuchBucket alone, such as s3mem) is gone.
 			return a.gone("", err)
 		default:
 			var prev ErrorRecord

@@ -3,6 +3,7 @@ package archiver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -202,10 +203,10 @@ func (a *Archive) readHistory(ctx context.Context, name string, t *icetable.Tabl
 	for _, m := range read {
 		metas = append(metas, m.meta)
 	}
-	if !containsKey(files, curKey) {
+	if !slices.ContainsFunc(files, func(f metadataFile) bool { return f.Key == curKey }) {
 		metas = append(metas, t.Metadata()) // listed before it was written
 	}
-	refs, err := a.referenced(ctx, fsys, metas)
+	refs, live, err := a.referenced(ctx, fsys, metas, t.Metadata())
 	if err != nil {
 		return nil, err
 	}
@@ -215,34 +216,25 @@ func (a *Archive) readHistory(ctx context.Context, name string, t *icetable.Tabl
 		}
 	}
 	h.protected[curKey] = true
-	live, err := a.referenced(ctx, fsys, []icetable.Metadata{t.Metadata()})
-	if err != nil {
-		return nil, err
-	}
-	for _, isData := range live {
-		if isData {
-			h.liveData++
-		}
-	}
+	h.liveData = live
 	return h, nil
-}
-
-func containsKey(files []metadataFile, key string) bool {
-	for _, f := range files {
-		if f.Key == key {
-			return true
-		}
-	}
-	return false
 }
 
 // referenced returns every file the metadata reference (true for data
 // and delete files, false for metadata files, manifest lists, manifests and
 // statistics): their metadata logs, statistics files, and what their
-// snapshots' manifest lists and manifests list as live.
-func (a *Archive) referenced(ctx context.Context, fsys iceio.IO, metas []icetable.Metadata) (map[string]bool, error) {
-	out := map[string]bool{}
+// snapshots' manifest lists and manifests list as live. live is the number
+// of data and delete files that cur's snapshots hold; cur must be one of
+// metas. Each distinct manifest list and manifest is read once.
+func (a *Archive) referenced(ctx context.Context, fsys iceio.IO, metas []icetable.Metadata, cur icetable.Metadata) (out map[string]bool, live int, err error) {
+	out = map[string]bool{}
 	lists := map[string]icetable.Snapshot{}
+	curLists := map[string]bool{}
+	for _, s := range cur.Snapshots() {
+		if s.ManifestList != "" {
+			curLists[s.ManifestList] = true
+		}
+	}
 	for _, m := range metas {
 		for e := range m.PreviousFiles() {
 			out[e.MetadataFile] = false
@@ -270,7 +262,8 @@ func (a *Archive) referenced(ctx context.Context, fsys iceio.IO, metas []icetabl
 	}
 	var mu sync.Mutex
 	manifests := map[string]iceberg.ManifestFile{}
-	err := forEach(ctx, len(snaps), a.cfg.Concurrency, func(ctx context.Context, i int) error {
+	curManifests := map[string]bool{} // the manifests of cur's snapshots
+	err = forEach(ctx, len(snaps), a.cfg.Concurrency, func(ctx context.Context, i int) error {
 		ms, err := snaps[i].Manifests(fsys)
 		if err != nil {
 			return fmt.Errorf("archiver: read the manifest list %s: %w", snaps[i].ManifestList, err)
@@ -280,16 +273,20 @@ func (a *Archive) referenced(ctx context.Context, fsys iceio.IO, metas []icetabl
 		for _, m := range ms {
 			manifests[m.FilePath()] = m
 			out[m.FilePath()] = false
+			if curLists[snaps[i].ManifestList] {
+				curManifests[m.FilePath()] = true
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	all := make([]iceberg.ManifestFile, 0, len(manifests))
 	for _, m := range manifests {
 		all = append(all, m)
 	}
+	liveData := map[string]bool{} // the data and delete files of cur's snapshots
 	err = forEach(ctx, len(all), a.cfg.Concurrency, func(ctx context.Context, i int) error {
 		var paths []string
 		for e, err := range all[i].Entries(fsys, true) {
@@ -302,13 +299,16 @@ func (a *Archive) referenced(ctx context.Context, fsys iceio.IO, metas []icetabl
 		defer mu.Unlock()
 		for _, p := range paths {
 			out[p] = true
+			if curManifests[all[i].FilePath()] {
+				liveData[p] = true
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return out, nil
+	return out, len(liveData), nil
 }
 
 // orphanPlan is what orphan cleanup would delete under one directory, after
@@ -334,8 +334,7 @@ func (a *Archive) planOrphans(ctx context.Context, t *icetable.Table, name strin
 	if err != nil {
 		return p, fmt.Errorf("archiver: plan the orphan files of %s under %s: %w", name, loc, err)
 	}
-	dataPrefix := a.l.tableDir(name) + "/" + dataDir + "/"
-	metaPrefix := a.l.tableDir(name) + "/" + metadataDir + "/"
+	dataPrefix, metaPrefix := a.l.dataPrefix(name), a.l.metadataPrefix(name)
 	for _, f := range plan.OrphanFiles() {
 		key, err := a.l.keyOf(f.Path)
 		if err != nil {
@@ -364,7 +363,7 @@ func (a *Archive) orphansBeforeCreation(ctx context.Context, name string, keys [
 	if h.created.IsZero() || len(keys) == 0 {
 		return 0, nil
 	}
-	objs, err := a.list(ctx, a.l.tableDir(name)+"/"+dataDir+"/")
+	objs, err := a.list(ctx, a.l.dataPrefix(name))
 	if err != nil {
 		return 0, err
 	}

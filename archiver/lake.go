@@ -204,7 +204,7 @@ func (k *lake) create(ctx context.Context, name string, s *iceberg.Schema) (*tab
 	// Create the namespace only when it is missing: in AWS it is the Glue
 	// database Terraform made, and the archiver may read it
 	// (glue:GetDatabase) but not create one (glue:CreateDatabase).
-	if err := k.ensureNamespace(ctx); err != nil {
+	if _, err := k.ensureNamespace(ctx); err != nil {
 		return nil, err
 	}
 	props := iceberg.Properties{}

@@ -17,7 +17,10 @@ const DateLayout = "2006-01-02"
 // Key prefixes under Config.Prefix.
 const (
 	errorsDir = "errors"
-	dataDir   = "data"
+	// dataDir and metadataDir are the directories of a table's data files
+	// and metadata files under its location (tableDir).
+	dataDir     = "data"
+	metadataDir = "metadata"
 	// legacySymlinkDir held the symlink manifests of the archive format
 	// before Iceberg; only the migration reads it.
 	legacySymlinkDir = "_symlink"
@@ -70,35 +73,56 @@ func partition(date string) string { return PartitionKey + "=" + date }
 // tableDir is the Iceberg table's location (metadata/ and data/ under it).
 func (l layout) tableDir(table string) string { return l.join(table) }
 
+// dataPrefix is the prefix of a table's data files (with a trailing
+// slash).
+func (l layout) dataPrefix(table string) string { return l.tableDir(table) + "/" + dataDir + "/" }
+
+// metadataPrefix is the prefix of a table's metadata files (with a
+// trailing slash).
+func (l layout) metadataPrefix(table string) string {
+	return l.tableDir(table) + "/" + metadataDir + "/"
+}
+
 // dataDir is the prefix of a partition's data files (with a trailing slash).
 func (l layout) dataDir(table, date string) string {
-	return l.join(table+"/"+dataDir+"/"+partition(date)) + "/"
+	return l.dataPrefix(table) + partition(date) + "/"
 }
 
 // batchKey names the file of one batch group after its first and last
-// records: <first seq>-<last seq>-<id>.parquet, the sequence numbers padded
-// to 40 digits and id the first record's identity (recordID: a hash of its
-// stream eventID). The first record, (first seq, id), is the group's
-// idempotence key: a redelivery, whole or bisected, starts the group with
-// the same record; sequence numbers alone are unique only within a shard,
-// eventIDs across the stream. The pair of sequence numbers names the
-// content: within the first record's shard, the group's records are those
-// of its table and day between them.
-func (l layout) batchKey(table, date, firstSeq, lastSeq, id string) string {
-	return l.dataDir(table, date) + streamimage.PadSeq(firstSeq) + "-" + streamimage.PadSeq(lastSeq) + "-" + id + ".parquet"
-}
-
-// legacyBatchKey is the name batch files had before they named their first
-// record (<first seq>-<last seq>.parquet): such files stay in the tables,
-// and WriteBatch still recognises them (see commitGroups).
-func (l layout) legacyBatchKey(table, date, firstSeq, lastSeq string) string {
-	return l.dataDir(table, date) + streamimage.PadSeq(firstSeq) + "-" + streamimage.PadSeq(lastSeq) + ".parquet"
+// records (batchName.file): <first seq>-<last seq>-<id>.parquet, the
+// sequence numbers padded to 40 digits and id the first record's identity
+// (recordID: a hash of its stream eventID). The first record, (first seq,
+// id), is the group's idempotence key: a redelivery, whole or bisected,
+// starts the group with the same record; sequence numbers alone are unique
+// only within a shard, eventIDs across the stream. The pair of sequence
+// numbers names the content: within the first record's shard, the group's
+// records are those of its table and day between them.
+func (l layout) batchKey(table, date string, b batchName) string {
+	return l.dataDir(table, date) + b.file()
 }
 
 // batchName is what a batch file's key says: its padded first and last
 // sequence numbers and its first record's id ("" in a legacy name).
 type batchName struct {
 	first, last, id string
+}
+
+// newBatchName is the name of a batch from firstSeq to lastSeq whose first
+// record is id ("": a legacy name).
+func newBatchName(firstSeq, lastSeq, id string) batchName {
+	return batchName{first: streamimage.PadSeq(firstSeq), last: streamimage.PadSeq(lastSeq), id: id}
+}
+
+// file is the batch file's name, the inverse of parseBatchKey:
+// <first>-<last>-<id>.parquet, or <first>-<last>.parquet for a legacy name
+// (batch files had it before they named their first record: such files
+// stay in the tables, and WriteBatch still recognises them, see
+// commitGroups).
+func (b batchName) file() string {
+	if b.legacy() {
+		return b.first + "-" + b.last + ".parquet"
+	}
+	return b.first + "-" + b.last + "-" + b.id + ".parquet"
 }
 
 // legacy reports a name from before batch files named their first record.

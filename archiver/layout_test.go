@@ -11,11 +11,11 @@ func TestKeys(t *testing.T) {
 	l := layout{bucket: "bkt", prefix: "arch/v1"}
 	root := layout{bucket: "bkt"}
 	cases := []struct{ name, got, want string }{
-		{"batch key pads both sequence numbers to 40 digits and names the first record", l.batchKey("messages", "2026-01-05", "4900000000000012345", "4900000000000012399", eventIDHash("ev-1")),
+		{"batch key pads both sequence numbers to 40 digits and names the first record", l.batchKey("messages", "2026-01-05", newBatchName("4900000000000012345", "4900000000000012399", eventIDHash("ev-1"))),
 			"arch/v1/messages/data/event_date=2026-01-05/0000000000000000000004900000000000012345-0000000000000000000004900000000000012399-" + eventIDHash("ev-1") + ".parquet"},
-		{"batch key at the bucket root", root.batchKey("github_jobs", "2026-01-05", "1", "1", "0123456789abcdef0123456789abcdef"),
+		{"batch key at the bucket root", root.batchKey("github_jobs", "2026-01-05", newBatchName("1", "1", "0123456789abcdef0123456789abcdef")),
 			"github_jobs/data/event_date=2026-01-05/0000000000000000000000000000000000000001-0000000000000000000000000000000000000001-0123456789abcdef0123456789abcdef.parquet"},
-		{"40-digit sequence numbers stay as they are", root.batchKey("messages", "2026-01-05", "1234567890123456789012345678901234567890", "1234567890123456789012345678901234567891", "0123456789abcdef0123456789abcdef"),
+		{"40-digit sequence numbers stay as they are", root.batchKey("messages", "2026-01-05", newBatchName("1234567890123456789012345678901234567890", "1234567890123456789012345678901234567891", "0123456789abcdef0123456789abcdef")),
 			"messages/data/event_date=2026-01-05/1234567890123456789012345678901234567890-1234567890123456789012345678901234567891-0123456789abcdef0123456789abcdef.parquet"},
 		{"legacy batch key (before keys named the first record)", l.legacyBatchKey("messages", "2026-01-05", "4900000000000012345", "4900000000000012399"),
 			"arch/v1/messages/data/event_date=2026-01-05/0000000000000000000004900000000000012345-0000000000000000000004900000000000012399.parquet"},
@@ -40,7 +40,7 @@ func TestPaddedKeysSortInStreamOrder(t *testing.T) {
 	l := layout{bucket: "b"}
 	seqs := []string{"9", "10", "99999999999999999999", "100000000000000000000", "4900000000000000000000000"}
 	for i := 1; i < len(seqs); i++ {
-		a, b := l.batchKey("messages", "2026-01-05", seqs[i-1], seqs[i-1], eventIDHash("z")), l.batchKey("messages", "2026-01-05", seqs[i], seqs[i], eventIDHash("a"))
+		a, b := l.batchKey("messages", "2026-01-05", newBatchName(seqs[i-1], seqs[i-1], eventIDHash("z"))), l.batchKey("messages", "2026-01-05", newBatchName(seqs[i], seqs[i], eventIDHash("a")))
 		if !(a < b) {
 			t.Errorf("key of %s does not sort before key of %s", seqs[i-1], seqs[i])
 		}
@@ -54,7 +54,7 @@ func TestBatchKeyParts(t *testing.T) {
 		key  string
 		want batchName
 	}{
-		{l.batchKey("messages", "2026-01-05", "77", "99", id), batchName{first: pad40("77"), last: pad40("99"), id: id}},
+		{l.batchKey("messages", "2026-01-05", newBatchName("77", "99", id)), batchName{first: pad40("77"), last: pad40("99"), id: id}},
 		{l.legacyBatchKey("messages", "2026-01-05", "77", "99"), batchName{first: pad40("77"), last: pad40("99")}},
 	}
 	for _, c := range cases {

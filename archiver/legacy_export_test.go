@@ -55,3 +55,10 @@ func (a *Archive) WriteLegacyBatch(ctx context.Context, recs []Record) (string, 
 // LegacyErrorKey is the key a poison record had before error keys named
 // its eventID.
 func (a *Archive) LegacyErrorKey(date, seq string) string { return a.l.legacyErrorKey(date, seq) }
+
+// legacyBatchKey is the name batch files had before they named their first
+// record (<first seq>-<last seq>.parquet): such files stay in the tables,
+// and WriteBatch still recognises them (see commitGroups).
+func (l layout) legacyBatchKey(table, date, firstSeq, lastSeq string) string {
+	return l.batchKey(table, date, newBatchName(firstSeq, lastSeq, ""))
+}

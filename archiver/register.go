@@ -27,10 +27,6 @@ import (
 // access to the catalog): they fail with ErrUnregisteredTable, naming the
 // remedy, `streamfold archive register` (Archive.Register).
 
-// metadataDir is the directory of a table's metadata files under its
-// location.
-const metadataDir = "metadata"
-
 // metadataFile is one table metadata file at a table's location.
 type metadataFile struct {
 	Key      string
@@ -85,7 +81,7 @@ func (k *lake) metadataFiles(ctx context.Context, name string) ([]metadataFile, 
 	if k.list == nil {
 		return nil, nil
 	}
-	objs, err := k.list(ctx, k.l.tableDir(name)+"/"+metadataDir+"/")
+	objs, err := k.list(ctx, k.l.metadataPrefix(name))
 	if err != nil {
 		return nil, fmt.Errorf("archiver: list the metadata of table %s at %s: %w", name, k.l.uri(k.l.tableDir(name)), err)
 	}
@@ -98,28 +94,42 @@ func (k *lake) metadataFiles(ctx context.Context, name string) ([]metadataFile, 
 	return out, nil
 }
 
+// newestMetadata lists the metadata files at a table's location and picks
+// the one its history continues from (latestMetadata): n is their number
+// (0: none, and latest is the zero value), tied the others of the newest
+// version.
+func (k *lake) newestMetadata(ctx context.Context, name string) (n int, latest metadataFile, tied []metadataFile, err error) {
+	files, err := k.metadataFiles(ctx, name)
+	if err != nil {
+		return 0, metadataFile{}, nil, err
+	}
+	latest, tied, _ = latestMetadata(files)
+	return len(files), latest, tied, nil
+}
+
 // registerer is a catalog that can add a table from an existing metadata
 // file (Glue, REST, and the SQL catalog through ownedSQLCatalog).
 type registerer interface {
 	RegisterTable(ctx context.Context, ident table.Identifier, metadataLoc string) (*table.Table, error)
 }
 
-// ensureNamespace creates the namespace when it is missing. In AWS it is
-// the Glue database Terraform made (and protects from deletion); the
-// archiver's role may read it but not create one, so a deleted database is
-// an error naming the remedy.
-func (k *lake) ensureNamespace(ctx context.Context) error {
+// ensureNamespace creates the namespace when it is missing; created
+// reports that it was missing (and exists now: made here, or by another
+// process at the same time). In AWS it is the Glue database Terraform made
+// (and protects from deletion); the archiver's role may read it but not
+// create one, so a deleted database is an error naming the remedy.
+func (k *lake) ensureNamespace(ctx context.Context) (created bool, err error) {
 	exists, err := k.cat.CheckNamespaceExists(ctx, k.namespace)
 	if err != nil {
-		return fmt.Errorf("archiver: namespace %s: %w", strings.Join(k.namespace, "."), err)
+		return false, fmt.Errorf("archiver: namespace %s: %w", strings.Join(k.namespace, "."), err)
 	}
 	if exists {
-		return nil
+		return false, nil
 	}
 	if err := k.cat.CreateNamespace(ctx, k.namespace, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
-		return fmt.Errorf("archiver: create namespace %s (in AWS, the Glue database: `terraform apply` makes it again): %w", strings.Join(k.namespace, "."), err)
+		return false, fmt.Errorf("archiver: create namespace %s (in AWS, the Glue database: `terraform apply` makes it again): %w", strings.Join(k.namespace, "."), err)
 	}
-	return nil
+	return true, nil
 }
 
 // Registration says what registering one table did.
@@ -180,12 +190,12 @@ func (a *Archive) Register(ctx context.Context, name string, opts RegisterOption
 		return r, fmt.Errorf("%w: %q", ErrUnknownTable, name)
 	}
 	k := a.lake
-	files, err := k.metadataFiles(ctx, name)
+	n, latest, tied, err := k.newestMetadata(ctx, name)
 	if err != nil {
 		return r, err
 	}
-	r.MetadataFiles = len(files)
-	latest, tied, ok := latestMetadata(files)
+	r.MetadataFiles = n
+	ok := n > 0
 	for _, f := range tied {
 		r.Tied = append(r.Tied, a.l.uri(f.Key))
 	}
@@ -209,7 +219,7 @@ func (a *Archive) Register(ctx context.Context, name string, opts RegisterOption
 			return r, fmt.Errorf("archiver: drop the catalog entry of table %s (its files stay): %w", name, err)
 		}
 		r.Action = "replaced"
-	case errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace):
+	case missingTable(err):
 		if !ok {
 			r.Action = "absent"
 			return r, nil
@@ -222,13 +232,10 @@ func (a *Archive) Register(ctx context.Context, name string, opts RegisterOption
 	if opts.DryRun {
 		return r, nil
 	}
-	t, created, err := k.register(ctx, name, latest)
+	t, created, raced, err := k.registerOrLoad(ctx, name, latest)
 	r.NamespaceCreated = created
-	if errors.Is(err, catalog.ErrTableAlreadyExists) {
-		// Another process registered (or a writer re-registered) it first.
-		if t, err = k.cat.LoadTable(ctx, k.ident(name)); err == nil {
-			r.Action = "present"
-		}
+	if raced {
+		r.Action = "present"
 	}
 	if err != nil {
 		return r, err
@@ -246,42 +253,44 @@ func (k *lake) register(ctx context.Context, name string, m metadataFile) (t *ta
 	if !ok {
 		return nil, false, fmt.Errorf("archiver: table %s: the catalog (%s) cannot register the existing metadata %s", name, k.cat.CatalogType(), k.l.uri(m.Key))
 	}
-	exists, err := k.cat.CheckNamespaceExists(ctx, k.namespace)
+	created, err := k.ensureNamespace(ctx)
 	if err != nil {
-		return nil, false, fmt.Errorf("archiver: namespace %s: %w", strings.Join(k.namespace, "."), err)
-	}
-	if err := k.ensureNamespace(ctx); err != nil {
 		return nil, false, err
 	}
 	loc := k.l.uri(m.Key)
 	t, err = reg.RegisterTable(ctx, k.ident(name), loc)
 	if err != nil {
-		return nil, !exists, fmt.Errorf("archiver: register table %s from %s: %w", strings.Join(k.ident(name), "."), loc, err)
+		return nil, created, fmt.Errorf("archiver: register table %s from %s: %w", strings.Join(k.ident(name), "."), loc, err)
 	}
 	if got, want := strings.TrimSuffix(t.Location(), "/"), k.l.uri(k.l.tableDir(name)); got != want {
-		return nil, !exists, fmt.Errorf("%w: the metadata %s describes a table at %s, not at %s", ErrSchemaMismatch, loc, got, want)
+		return nil, created, fmt.Errorf("%w: the metadata %s describes a table at %s, not at %s", ErrSchemaMismatch, loc, got, want)
 	}
 	slog.Default().Warn("archiver: the catalog had no table; registered the newest metadata at its location (its history continues)",
-		"table", strings.Join(k.ident(name), "."), "metadata", loc, "version", m.Version, "snapshots", len(t.Metadata().Snapshots()), "namespace_created", !exists)
-	return t, !exists, nil
+		"table", strings.Join(k.ident(name), "."), "metadata", loc, "version", m.Version, "snapshots", len(t.Metadata().Snapshots()), "namespace_created", created)
+	return t, created, nil
+}
+
+// registerOrLoad registers m (register); when another process registered
+// the table first (catalog.ErrTableAlreadyExists), it loads that table
+// instead, and raced reports that the load succeeded.
+func (k *lake) registerOrLoad(ctx context.Context, name string, m metadataFile) (t *table.Table, namespaceCreated, raced bool, err error) {
+	t, namespaceCreated, err = k.register(ctx, name, m)
+	if errors.Is(err, catalog.ErrTableAlreadyExists) {
+		t, err = k.cat.LoadTable(ctx, k.ident(name))
+		return t, namespaceCreated, err == nil, err
+	}
+	return t, namespaceCreated, false, err
 }
 
 // restore is what a writer does when the catalog has no table: register
 // the newest metadata at the table's location; nil when the location holds
 // none (the caller creates the table).
 func (k *lake) restore(ctx context.Context, name string) (*table.Table, error) {
-	files, err := k.metadataFiles(ctx, name)
-	if err != nil {
+	n, latest, _, err := k.newestMetadata(ctx, name)
+	if err != nil || n == 0 {
 		return nil, err
 	}
-	latest, _, ok := latestMetadata(files)
-	if !ok {
-		return nil, nil
-	}
-	t, _, err := k.register(ctx, name, latest)
-	if errors.Is(err, catalog.ErrTableAlreadyExists) {
-		return k.cat.LoadTable(ctx, k.ident(name)) // another writer registered it first
-	}
+	t, _, _, err := k.registerOrLoad(ctx, name, latest) // another writer may have registered it first
 	return t, err
 }
 
@@ -289,16 +298,15 @@ func (k *lake) restore(ctx context.Context, name string) (*table.Table, error) {
 // location and the newest metadata file, when the location of a table the
 // catalog lacks holds metadata; nil when it holds none.
 func (k *lake) unregistered(ctx context.Context, name string) error {
-	files, err := k.metadataFiles(ctx, name)
+	n, latest, _, err := k.newestMetadata(ctx, name)
 	if err != nil {
 		return err
 	}
-	latest, _, ok := latestMetadata(files)
-	if !ok || latest.Version == 0 {
+	if n == 0 || latest.Version == 0 {
 		// Nothing, or only first metadata files of a table being created
 		// (by racing writers; its catalog entry comes next): no history.
 		return nil
 	}
 	return fmt.Errorf("%w: table %s, location %s: %d metadata files, the newest %s (run `streamfold archive register --table %s`, or let the archiver's next batch register it)",
-		ErrUnregisteredTable, strings.Join(k.ident(name), "."), k.l.uri(k.l.tableDir(name)), len(files), k.l.uri(latest.Key), name)
+		ErrUnregisteredTable, strings.Join(k.ident(name), "."), k.l.uri(k.l.tableDir(name)), n, k.l.uri(latest.Key), name)
 }

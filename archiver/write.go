@@ -88,7 +88,7 @@ func (g *group) first() *Record {
 // name is what the group's file is called: its first record (sequence
 // number and recordID) and its last sequence number.
 func (g *group) name() batchName {
-	return batchName{first: streamimage.PadSeq(g.firstSeq()), last: streamimage.PadSeq(g.lastSeq()), id: recordID(g.first())}
+	return newBatchName(g.firstSeq(), g.lastSeq(), recordID(g.first()))
 }
 
 // sameStreamRecord reports whether a and b are the same stream record: the
@@ -138,7 +138,7 @@ func (a *Archive) WriteBatch(ctx context.Context, recs []Record) (WriteStats, er
 	err = forEach(ctx, len(tables), a.cfg.Concurrency, func(ctx context.Context, i int) error {
 		var err error
 		stats[i], err = a.commitGroups(ctx, tables[i], byTable[tables[i]])
-		return err
+		return a.gone(tables[i], err)
 	})
 	for _, s := range stats {
 		st.Records += s.Records
@@ -149,18 +149,20 @@ func (a *Archive) WriteBatch(ctx context.Context, recs []Record) (WriteStats, er
 	return st, err
 }
 
-// commitGroups writes and commits one table's groups of a batch.
+// commitGroups writes and commits one table's groups of a batch. Its
+// errors are unclassified: WriteBatch makes a missing bucket or object a
+// GoneError (gone).
 func (a *Archive) commitGroups(ctx context.Context, table string, groups []*group) (WriteStats, error) {
 	var st WriteStats
 	if _, err := a.lake.ensureOnce(ctx, table); err != nil {
-		return st, a.gone(table, err)
+		return st, err
 	}
 	keys := make([]string, len(groups))
 	names := make([]batchName, len(groups))
 	dates := make([]string, 0, len(groups))
 	for i, g := range groups {
 		names[i] = g.name()
-		keys[i] = a.l.batchKey(table, g.date, g.firstSeq(), g.lastSeq(), names[i].id)
+		keys[i] = a.l.batchKey(table, g.date, names[i])
 		dates = append(dates, g.date)
 	}
 	written := make([]*writtenFile, len(groups))
@@ -258,7 +260,7 @@ func (a *Archive) commitGroups(ctx context.Context, table string, groups []*grou
 		return false, err
 	}, table)
 	if err != nil {
-		return WriteStats{}, a.gone(table, err)
+		return WriteStats{}, err
 	}
 	return st, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -205,15 +204,14 @@ func (t tallyPutter) Put(ctx context.Context, d deadletter.Letter) error {
 }
 
 // stopOnPermanent is a streamrun handler running process (a handler that
-// also returns why a batch failed): a permanent cause (Permanent() true, such
-// as an archive that is gone) is returned, so that the runner stops with it
+// also returns why a batch failed): a permanent cause (streamrun.IsPermanent,
+// such as an archive that is gone) is returned, so that the runner stops with it
 // rather than retry what no retry can fix; any other failure is only the
 // response's, retried as Lambda would.
 func stopOnPermanent(process streamrun.Handler) streamrun.Handler {
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		resp, err := process(ctx, ev)
-		var p interface{ Permanent() bool }
-		if err != nil && errors.As(err, &p) && p.Permanent() {
+		if streamrun.IsPermanent(err) {
 			return resp, err
 		}
 		return resp, nil

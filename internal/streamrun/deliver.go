@@ -119,7 +119,7 @@ func (d *Delivery) deliver(ctx context.Context, recs []events.DynamoDBEventRecor
 		if ctx.Err() != nil {
 			return dealt, ctx.Err()
 		}
-		if out.funcErr && permanent(out.cause) {
+		if out.funcErr && IsPermanent(out.cause) {
 			log.Error("streamrun: batch failed for a cause no retry can fix, stopping", "records", len(recs), "first", recs[0].Change.SequenceNumber, "err", out.cause)
 			return dealt, &StoppedError{Seq: recs[0].Change.SequenceNumber, Err: out.cause}
 		}
@@ -188,8 +188,10 @@ func (e *StoppedError) Error() string {
 // Unwrap returns the handler's error.
 func (e *StoppedError) Unwrap() error { return e.Err }
 
-// permanent reports an error that says it is permanent.
-func permanent(err error) bool {
+// IsPermanent reports an error that says it is permanent: one that reports
+// Permanent() true (errors.As), such as an archive that is gone. Deliver
+// stops at it (StoppedError); false for nil.
+func IsPermanent(err error) bool {
 	var p interface{ Permanent() bool }
 	return errors.As(err, &p) && p.Permanent()
 }
