@@ -109,10 +109,15 @@ func (k *lake) ensureOnce(ctx context.Context, name string) (*table.Table, error
 	if err != nil {
 		return nil, err
 	}
+	k.markEnsured(name)
+	return t, nil
+}
+
+// markEnsured records that this process ensured the table.
+func (k *lake) markEnsured(name string) {
 	k.mu.Lock()
 	k.ensured[name] = true
 	k.mu.Unlock()
-	return t, nil
 }
 
 // ensure creates or evolves one table to the current column definitions.
@@ -296,10 +301,13 @@ func (k *lake) retry(ctx context.Context, attempt func(t *table.Table) (done boo
 		if missingTable(err) {
 			// Dropped from the catalog since this process ensured it:
 			// ensure it again (registering its history), then commit.
-			k.mu.Lock()
-			delete(k.ensured, name)
-			k.mu.Unlock()
-			t, err = k.ensureOnce(ctx, name)
+			// ensure itself, not ensureOnce: another goroutine may mark
+			// the table ensured at any time, and ensureOnce would then
+			// return no table.
+			t, err = k.ensure(ctx, name)
+			if err == nil {
+				k.markEnsured(name)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("archiver: load table %s: %w", name, err)
