@@ -75,7 +75,7 @@ func (e *GoneError) Error() string {
 	if e.Table != "" {
 		what = "table " + e.Table
 	}
-	return fmt.Sprintf("archiver: %s: %s does not exist (the catalog points at metadata or a bucket that is gone; restore it or re-register the table): %v",
+	return fmt.Sprintf("archiver: %s: %s does not exist (the catalog points at metadata or a bucket that is gone; restore it, or point the catalog at the newest metadata at the table's location: `streamfold archive register --replace`): %v",
 		what, e.Location, e.Err)
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -116,4 +117,72 @@ func TestArchiveGone(t *testing.T) {
 		}
 		check(t, a, func(l string) bool { return l == "s3://"+bucket })
 	})
+}
+
+// TestRegisterReplacesGoneMetadata: when the metadata file the catalog
+// points at is deleted (a batch fails with a GoneError), Register reports
+// the table as behind its location, and with Replace points the catalog at
+// the newest metadata file left there: the history up to that version is
+// back, and the next batch commits. A location without any metadata file
+// left is an error naming the missing file, never an empty table.
+func TestRegisterReplacesGoneMetadata(t *testing.T) {
+	ctx := context.Background()
+	c, bucket := newBucket(t)
+	cfg := archiver.Config{Bucket: bucket, Prefix: "arch"}
+	const tb = archiver.TableMessages
+	sa, sb := twoShards(t)
+	a := newArchive(t, c.S3, cfg)
+	register := func(t *testing.T, a *archiver.Archive, opts archiver.RegisterOptions, action string) archiver.Registration {
+		t.Helper()
+		r, err := a.Register(ctx, tb, opts)
+		if err != nil || r.Action != action {
+			t.Fatalf("register %+v: %+v, %v; want %s", opts, r, err, action)
+		}
+		return r
+	}
+	write(t, a, sa, 1, 0)
+	first := register(t, a, archiver.RegisterOptions{}, "present")
+	write(t, a, sb, 1, 0)
+	second := register(t, a, archiver.RegisterOptions{}, "present")
+	if second.Version <= first.Version {
+		t.Fatalf("the second batch's metadata is version %d, the first's %d", second.Version, first.Version)
+	}
+	key, ok := strings.CutPrefix(second.Metadata, "s3://"+bucket+"/")
+	if !ok {
+		t.Fatalf("metadata %s is not in bucket %s", second.Metadata, bucket)
+	}
+	if _, err := c.S3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
+		t.Fatal(err)
+	}
+
+	b := newArchive(t, c.S3, cfg)
+	if _, err := b.WriteBatch(ctx, sb); !errors.Is(err, archiver.ErrArchiveGone) || !strings.Contains(err.Error(), "register --replace") {
+		t.Fatalf("a batch with the catalog's metadata deleted: %v, want a GoneError naming the remedy", err)
+	}
+	for _, opts := range []archiver.RegisterOptions{{}, {Replace: true, DryRun: true}} {
+		r := register(t, b, opts, "behind")
+		if r.Previous != second.Metadata || r.Metadata != second.Metadata {
+			t.Fatalf("register %+v: %+v, want the deleted %s as the catalog's", opts, r, second.Metadata)
+		}
+	}
+	r := register(t, b, archiver.RegisterOptions{Replace: true}, "replaced")
+	if r.Previous != second.Metadata || r.Version >= second.Version || r.Version < first.Version || r.Snapshots == 0 {
+		t.Fatalf("register --replace: %+v, want the newest metadata left (version %d to %d)", r, first.Version, second.Version-1)
+	}
+	register(t, b, archiver.RegisterOptions{}, "present")
+	exactlyOnce(t, b, sa) // the deleted version's commit is gone with it
+	write(t, b, sb, 1, 0)
+	exactlyOnce(t, newArchive(t, c.S3, cfg), append(slices.Clone(sa), sb...))
+
+	// Nothing left to register: an error, and the catalog is unchanged.
+	cur := register(t, b, archiver.RegisterOptions{}, "present")
+	if n := deleteObjects(t, c, bucket, "arch/"+tb+"/metadata/"); n == 0 {
+		t.Fatal("no metadata to delete")
+	}
+	for _, opts := range []archiver.RegisterOptions{{}, {Replace: true}} {
+		_, err := b.Register(ctx, tb, opts)
+		if err == nil || !strings.Contains(err.Error(), cur.Metadata) || !strings.Contains(err.Error(), "holds no metadata file") {
+			t.Fatalf("register %+v with no metadata at the location: %v, want an error naming %s", opts, err, cur.Metadata)
+		}
+	}
 }

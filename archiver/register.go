@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -138,9 +139,10 @@ type Registration struct {
 	// Action: "registered" (the catalog had no table; it now points at
 	// Metadata), "present" (the catalog's table is the newest metadata at
 	// the location), "behind" (the catalog's table is not the newest
-	// metadata at the location: Archive.Maintain refuses it; Register with
-	// Replace points it at the newest), "replaced" (it was behind and now
-	// points at the newest), "absent" (no table and no metadata: the first
+	// metadata at the location, or its metadata file does not exist:
+	// Archive.Maintain refuses it, a batch fails with a GoneError; Register
+	// with Replace points it at the newest), "replaced" (it was behind and
+	// now points at the newest), "absent" (no table and no metadata: the first
 	// batch creates it).
 	Action string `json:"action"`
 	// Location is the table's location, s3://BUCKET/PREFIX/<table>.
@@ -152,7 +154,7 @@ type Registration struct {
 	Version   int    `json:"version"`
 	Snapshots int    `json:"snapshots"`
 	// Previous is the metadata file the catalog pointed at before (behind,
-	// replaced).
+	// replaced), which may not exist.
 	Previous string `json:"previous,omitempty"`
 	// MetadataFiles is the number of metadata files at the location; Tied
 	// the other files of the newest version (writers that raced for one
@@ -180,7 +182,8 @@ type RegisterOptions struct {
 // it registers the newest metadata file at the table's location (creating
 // the namespace when missing), so every snapshot, file and event of the
 // table's history is back; a table that is present is left alone unless it
-// is behind the location and opts.Replace is set. Writers do this by
+// is behind the location (or the metadata file it points at does not
+// exist) and opts.Replace is set. Writers do this by
 // themselves before their first commit; Register is the operator's command
 // (`streamfold archive register`) for readers, maintenance, and a catalog
 // that must be restored before any writer runs.
@@ -200,6 +203,7 @@ func (a *Archive) Register(ctx context.Context, name string, opts RegisterOption
 		r.Tied = append(r.Tied, a.l.uri(f.Key))
 	}
 	t, err := k.cat.LoadTable(ctx, k.ident(name))
+	gone, isGone := missingMetadata(err)
 	switch {
 	case err == nil:
 		r.Metadata, r.Snapshots = t.MetadataLocation(), len(t.Metadata().Snapshots())
@@ -212,13 +216,17 @@ func (a *Archive) Register(ctx context.Context, name string, opts RegisterOption
 			return r, nil
 		}
 		r.Action, r.Previous = "behind", t.MetadataLocation()
-		if !opts.Replace || opts.DryRun {
-			return r, nil
+	case isGone:
+		// The catalog points at a metadata file that does not exist (a
+		// batch fails with a GoneError): whatever its version, the table's
+		// history continues from the newest metadata at its location.
+		r.Metadata = gone
+		r.Version, _ = metadataVersion(gone)
+		if !ok {
+			return r, fmt.Errorf("archiver: table %s: the catalog points at the metadata %s, which does not exist, and the location %s holds no metadata file to register instead (restore the file, or drop the catalog's entry to start the table anew): %w",
+				strings.Join(k.ident(name), "."), gone, r.Location, err)
 		}
-		if err := k.cat.DropTable(ctx, k.ident(name)); err != nil {
-			return r, fmt.Errorf("archiver: drop the catalog entry of table %s (its files stay): %w", name, err)
-		}
-		r.Action = "replaced"
+		r.Action, r.Previous = "behind", gone
 	case missingTable(err):
 		if !ok {
 			r.Action = "absent"
@@ -227,6 +235,15 @@ func (a *Archive) Register(ctx context.Context, name string, opts RegisterOption
 		r.Action = "registered"
 	default:
 		return r, fmt.Errorf("archiver: load table %s: %w", strings.Join(k.ident(name), "."), err)
+	}
+	if r.Action == "behind" {
+		if !opts.Replace || opts.DryRun {
+			return r, nil
+		}
+		if err := k.cat.DropTable(ctx, k.ident(name)); err != nil {
+			return r, fmt.Errorf("archiver: drop the catalog entry of table %s (its files stay): %w", name, err)
+		}
+		r.Action = "replaced"
 	}
 	r.Metadata, r.Version = a.l.uri(latest.Key), latest.Version
 	if opts.DryRun {
@@ -243,6 +260,17 @@ func (a *Archive) Register(ctx context.Context, name string, opts RegisterOption
 	r.Metadata, r.Snapshots = t.MetadataLocation(), len(t.Metadata().Snapshots())
 	r.Version, _ = metadataVersion(t.MetadataLocation())
 	return r, nil
+}
+
+// missingMetadata returns the metadata file a catalog's LoadTable failed
+// to read because it does not exist (the catalog points at a deleted
+// file); false for other errors.
+func missingMetadata(err error) (string, bool) {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && errors.Is(pe.Err, fs.ErrNotExist) {
+		return pe.Path, true
+	}
+	return "", false
 }
 
 // register makes the catalog point at a metadata file of the table's

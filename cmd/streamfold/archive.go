@@ -56,7 +56,7 @@ snapshot and event of its history; a missing namespace (Glue database) is
 created first. The archiver does the same by itself at its next batch;
 register is for readers (ls, verify, Athena) and maintenance before then.
 A table present in the catalog but behind its location (the catalog points
-at an older metadata file) is reported, and with --replace pointed at the
+at an older metadata file, or at one that was deleted) is reported, and with --replace pointed at the
 newest (only the catalog entry is replaced, never a file). Without --table
 (or with --all) it covers every table.
 
