@@ -166,7 +166,7 @@ var tables = []Table{
 	},
 	{
 		Logical: TableCheckpoints,
-		Doc:     "Per-shard stream checkpoints of the local stream runner.",
+		Doc:     "Per-shard stream checkpoints of the local stream runner, and the operations records (gaps the consumers noticed, reconcile results; internal/opsrec).",
 		Hash:    s("consumer"), Range: sp("shard_id"),
 	},
 }

@@ -1,0 +1,313 @@
+// Package opsrec keeps the operations records a person and reconcile read:
+// the gaps the stream consumers noticed (records they may have missed) and
+// the results of reconcile runs. Both live in the checkpoints table
+// (schema.TableCheckpoints) under reserved consumer names, next to the
+// local runner's per-shard checkpoints:
+//
+//	consumer "ops#gap"        shard_id "<noticed RFC 3339 nano>#<consumer>#<shard>"  one Gap
+//	consumer "ops#reconcile"  shard_id "<finished RFC 3339 nano>"                    one Result
+//
+// The sort keys are fixed-width UTC times (Stamp), so a Query in key order
+// is time order. Records carry a "ttl" attribute (RetentionDays after they
+// were written) for a table with TTL on; the checkpoints table has none
+// today, and the records are few (one per gap, one per reconcile run).
+//
+// A Store is safe for concurrent use. Every Put is idempotent for the same
+// record (same key, same content).
+package opsrec
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Reserved consumer names of the records in the checkpoints table. No
+// stream consumer may be named with the "ops#" prefix.
+const (
+	ConsumerGap       = "ops#gap"
+	ConsumerReconcile = "ops#reconcile"
+	// RetentionDays is how long a record is kept where the table expires
+	// items (its "ttl" attribute).
+	RetentionDays = 90
+)
+
+// Gap kinds: how a consumer noticed it may have missed records.
+const (
+	// GapTrimmed: a shard's records were trimmed (older than the stream's
+	// 24 hours) before the consumer read them (TrimmedDataAccessException,
+	// or an iterator that starts after the checkpoint).
+	GapTrimmed = "trimmed"
+	// GapLatest: the consumer started at LATEST (no checkpoint, or a reset),
+	// skipping what the shard held before.
+	GapLatest = "latest"
+	// GapDiscarded: records were given up after their maximum age or
+	// retries and sent to an on-failure destination.
+	GapDiscarded = "discarded"
+	// GapOnFailure: records from an on-failure destination were seen (a
+	// redrive), i.e. the stream consumer once gave them up.
+	GapOnFailure = "onfailure"
+	// GapSequenceJump: a batch's first record does not follow the last one
+	// the consumer saw on the shard (records in between were never
+	// delivered), or arrived after a long stall.
+	GapSequenceJump = "seqjump"
+)
+
+// ErrInvalid reports a record that cannot be stored (a missing field).
+var ErrInvalid = errors.New("opsrec: invalid record")
+
+// Gap is what a consumer noticed: records of a shard that it may never
+// have processed. From and To bound the records' approximate creation
+// times (zero when unknown: reconcile then checks the whole window); the
+// sequence numbers bound them on the shard when known.
+type Gap struct {
+	Consumer string    `json:"consumer"`
+	Kind     string    `json:"kind"`
+	Shard    string    `json:"shard,omitempty"`
+	FirstSeq string    `json:"firstSeq,omitempty"`
+	LastSeq  string    `json:"lastSeq,omitempty"`
+	From     time.Time `json:"from,omitzero"`
+	To       time.Time `json:"to,omitzero"`
+	Records  int       `json:"records,omitempty"`
+	Noticed  time.Time `json:"noticed"`
+	Detail   string    `json:"detail,omitempty"`
+}
+
+// Validate reports a gap without a consumer, a kind or a time noticed.
+func (g Gap) Validate() error {
+	switch {
+	case g.Consumer == "":
+		return fmt.Errorf("%w: gap without consumer", ErrInvalid)
+	case g.Kind == "":
+		return fmt.Errorf("%w: gap of %s without kind", ErrInvalid, g.Consumer)
+	case g.Noticed.IsZero():
+		return fmt.Errorf("%w: gap of %s without the time noticed", ErrInvalid, g.Consumer)
+	}
+	return nil
+}
+
+// DayGaps is one row of a reconcile result: what one domain lacked on one
+// day (the events' event-time day, UTC), with up to a bounded number of
+// event ids per kind (Result.IDsPerKind; the CLI's --json has all).
+type DayGaps struct {
+	Domain string `json:"domain"`
+	Day    string `json:"day"`
+	Events int    `json:"events"`
+	// MissingProjection: events in the table whose fold into their
+	// subject's stored state changes it (never applied).
+	MissingProjection int `json:"missingProjection"`
+	// MissingArchive: events in the table with no row in the archive.
+	MissingArchive int `json:"missingArchive"`
+	// Conflicts: events whose archived content differs from the table's.
+	Conflicts int `json:"conflicts"`
+	// DeadLettered: events the projector refuses by rule (future-dated,
+	// poison), which are in the dead-letter table, not gaps.
+	DeadLettered int `json:"deadLettered,omitempty"`
+	// Late: events recorded after their aggregate expired (not projected
+	// by rule, archived).
+	Late int `json:"late,omitempty"`
+	// ArchiveOnly (informational): archived events of the window that the
+	// table no longer holds (expired after its 14 days).
+	ArchiveOnly int `json:"archiveOnly,omitempty"`
+	// Healed: gaps of this row fed through the consumers' paths (--heal).
+	Healed int `json:"healed,omitempty"`
+	// IDs are some of the event ids per kind ("projection", "archive",
+	// "conflict"), at most Result.IDsPerKind each.
+	IDs map[string][]string `json:"ids,omitempty"`
+}
+
+// Gaps reports whether the row holds a gap (missing or conflicting events).
+func (d DayGaps) Gaps() int { return d.MissingProjection + d.MissingArchive + d.Conflicts }
+
+// Result is one reconcile run.
+type Result struct {
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	// From and To bound the window checked (events recorded in [From, To)).
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// Events is how many events of the table were in the window.
+	Events int  `json:"events"`
+	Heal   bool `json:"heal"`
+	// Rows are the domains and days with a gap, dead letters, late or
+	// archive-only events (clean days are left out), sorted by domain, day.
+	Rows []DayGaps `json:"rows"`
+	// IDsPerKind is how many ids each row keeps per kind.
+	IDsPerKind int `json:"idsPerKind"`
+	// ReadUnits and WriteUnits are the DynamoDB capacity the run consumed;
+	// S3Requests the archive requests it made.
+	ReadUnits  float64 `json:"readUnits"`
+	WriteUnits float64 `json:"writeUnits"`
+	S3Requests int64   `json:"s3Requests"`
+	// Error is why the run failed, if it did (the rows are then partial).
+	Error string `json:"error,omitempty"`
+}
+
+// Gaps is the number of missing and conflicting events over all rows.
+func (r Result) Gaps() int {
+	n := 0
+	for _, d := range r.Rows {
+		n += d.Gaps()
+	}
+	return n
+}
+
+// Validate reports a result without its times.
+func (r Result) Validate() error {
+	if r.Finished.IsZero() || r.From.IsZero() || r.To.IsZero() {
+		return fmt.Errorf("%w: reconcile result without finished, from or to", ErrInvalid)
+	}
+	return nil
+}
+
+// API is the part of the DynamoDB client a Store uses; *dynamodb.Client
+// satisfies it.
+type API interface {
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// Store reads and writes the records in the checkpoints table.
+type Store struct {
+	API API
+	// Table is the checkpoints table's physical name
+	// (naming.Table(schema.TableCheckpoints)).
+	Table string
+}
+
+// Stamp renders t as a sort key: UTC, fixed width (nanoseconds always
+// written), so that string order is time order.
+func Stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }
+
+// PutGap records a gap.
+func (s Store) PutGap(ctx context.Context, g Gap) error {
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	return s.put(ctx, ConsumerGap, Stamp(g.Noticed)+"#"+g.Consumer+"#"+g.Shard, g.Noticed, g)
+}
+
+// PutResult records a reconcile result.
+func (s Store) PutResult(ctx context.Context, r Result) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	return s.put(ctx, ConsumerReconcile, Stamp(r.Finished), r.Finished, r)
+}
+
+func (s Store) put(ctx context.Context, consumer, sk string, at time.Time, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("opsrec: encode %s record: %w", consumer, err)
+	}
+	item := map[string]types.AttributeValue{
+		"consumer": &types.AttributeValueMemberS{Value: consumer},
+		"shard_id": &types.AttributeValueMemberS{Value: sk},
+		"record":   &types.AttributeValueMemberS{Value: string(body)},
+		"ttl":      &types.AttributeValueMemberN{Value: fmt.Sprint(at.Add(RetentionDays * 24 * time.Hour).Unix())},
+	}
+	if _, err := s.API.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: item}); err != nil {
+		return fmt.Errorf("opsrec: put %s record %s: %w", consumer, sk, err)
+	}
+	return nil
+}
+
+// Gaps returns the gaps noticed at or after since, oldest first.
+func (s Store) Gaps(ctx context.Context, since time.Time) ([]Gap, error) {
+	var out []Gap
+	err := s.query(ctx, ConsumerGap, Stamp(since), true, 0, func(b []byte) error {
+		var g Gap
+		if err := json.Unmarshal(b, &g); err != nil {
+			return err
+		}
+		out = append(out, g)
+		return nil
+	})
+	return out, err
+}
+
+// Results returns the latest reconcile results, newest first, at most
+// limit (all when limit <= 0).
+func (s Store) Results(ctx context.Context, limit int) ([]Result, error) {
+	var out []Result
+	err := s.query(ctx, ConsumerReconcile, "", false, limit, func(b []byte) error {
+		var r Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// LastResult returns the newest reconcile result; ok is false when
+// reconcile never ran.
+func (s Store) LastResult(ctx context.Context) (r Result, ok bool, err error) {
+	rs, err := s.Results(ctx, 1)
+	if err != nil || len(rs) == 0 {
+		return Result{}, false, err
+	}
+	return rs[0], true, nil
+}
+
+// query reads the records of one reserved consumer in key order (forward)
+// or reverse, from sort key from (inclusive; "" for all), calling fn with
+// each record's JSON, stopping after limit records when limit > 0.
+func (s Store) query(ctx context.Context, consumer, from string, forward bool, limit int, fn func([]byte) error) error {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.Table),
+		KeyConditionExpression:    aws.String("#c = :c"),
+		ExpressionAttributeNames:  map[string]string{"#c": "consumer"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":c": &types.AttributeValueMemberS{Value: consumer}},
+		ScanIndexForward:          aws.Bool(forward),
+	}
+	if from != "" {
+		in.KeyConditionExpression = aws.String("#c = :c AND #s >= :s")
+		in.ExpressionAttributeNames["#s"] = "shard_id"
+		in.ExpressionAttributeValues[":s"] = &types.AttributeValueMemberS{Value: from}
+	}
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit))
+	}
+	n := 0
+	for {
+		res, err := s.API.Query(ctx, in)
+		if err != nil {
+			return fmt.Errorf("opsrec: query %s records: %w", consumer, err)
+		}
+		for _, item := range res.Items {
+			v, ok := item["record"].(*types.AttributeValueMemberS)
+			if !ok {
+				continue
+			}
+			if err := fn([]byte(v.Value)); err != nil {
+				sk, _ := item["shard_id"].(*types.AttributeValueMemberS)
+				key := ""
+				if sk != nil {
+					key = sk.Value
+				}
+				return fmt.Errorf("opsrec: decode %s record %s: %w", consumer, key, err)
+			}
+			n++
+			if limit > 0 && n >= limit {
+				return nil
+			}
+		}
+		if len(res.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = res.LastEvaluatedKey
+	}
+}
+
+// IsReserved reports whether a consumer name is one of this package's (a
+// stream consumer must not use it).
+func IsReserved(consumer string) bool { return strings.HasPrefix(consumer, "ops#") }
