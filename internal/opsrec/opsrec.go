@@ -6,6 +6,7 @@
 //
 //	consumer "ops#gap"        shard_id "<noticed RFC 3339 nano>#<consumer>#<shard>"  one Gap
 //	consumer "ops#reconcile"  shard_id "<finished RFC 3339 nano>"                    one Result
+//	consumer "ops#progress"   shard_id "<consumer>#<shard>"                          the latest Progress (overwritten)
 //
 // The sort keys are fixed-width UTC times (Stamp), so a Query in key order
 // is time order. Records carry a "ttl" attribute (RetentionDays after they
@@ -34,6 +35,7 @@ import (
 const (
 	ConsumerGap       = "ops#gap"
 	ConsumerReconcile = "ops#reconcile"
+	ConsumerProgress  = "ops#progress"
 	// RetentionDays is how long a record is kept where the table expires
 	// items (its "ttl" attribute).
 	RetentionDays = 90
@@ -306,6 +308,67 @@ func (s Store) query(ctx context.Context, consumer, from string, forward bool, l
 		}
 		in.ExclusiveStartKey = res.LastEvaluatedKey
 	}
+}
+
+// Progress is a consumer's heartbeat on one shard: how far it is and how
+// fast it goes. Consumers write it at most once per interval per shard
+// (one small put), so its cost does not grow with the events.
+type Progress struct {
+	Consumer string `json:"consumer"`
+	Shard    string `json:"shard"`
+	// LastSeq and LastRecord are the newest record handled: its sequence
+	// number and approximate creation time (when it entered the stream).
+	LastSeq    string    `json:"lastSeq,omitempty"`
+	LastRecord time.Time `json:"lastRecord,omitzero"`
+	// Updated is when this heartbeat was written; Lag is Updated minus
+	// LastRecord (how far behind the stream the consumer was then).
+	Updated time.Time     `json:"updated"`
+	Lag     time.Duration `json:"lagNanos"`
+	// Records is how many records were handled since Since (the previous
+	// heartbeat, or the process start): Records / Updated-Since is the
+	// recent throughput.
+	Records int64     `json:"records"`
+	Since   time.Time `json:"since,omitzero"`
+}
+
+// Validate reports a heartbeat without consumer, shard or time.
+func (p Progress) Validate() error {
+	if p.Consumer == "" || p.Shard == "" || p.Updated.IsZero() {
+		return fmt.Errorf("%w: progress without consumer, shard or time", ErrInvalid)
+	}
+	return nil
+}
+
+// Rate is the recent throughput in records per second (0 when unknown).
+func (p Progress) Rate() float64 {
+	d := p.Updated.Sub(p.Since)
+	if p.Since.IsZero() || d <= 0 {
+		return 0
+	}
+	return float64(p.Records) / d.Seconds()
+}
+
+// PutProgress overwrites the consumer's heartbeat on the shard.
+func (s Store) PutProgress(ctx context.Context, p Progress) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return s.put(ctx, ConsumerProgress, p.Consumer+"#"+p.Shard, p.Updated, p)
+}
+
+// Progresses returns every consumer's latest heartbeat per shard, by
+// consumer and shard.
+func (s Store) Progresses(ctx context.Context) ([]Progress, error) {
+	var out []Progress
+	err := s.query(ctx, ConsumerProgress, "", true, 0, func(b []byte) error {
+		var p Progress
+		if err := json.Unmarshal(b, &p); err != nil {
+			return err
+		}
+		out = append(out, p)
+		return nil
+	})
+	return out, err
 }
 
 // IsReserved reports whether a consumer name is one of this package's (a

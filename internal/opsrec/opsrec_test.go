@@ -62,6 +62,16 @@ func TestStoreDynamoDB(t *testing.T) {
 	if err != nil || len(all) != 3 || all[2].Events != 0 {
 		t.Fatalf("results: %+v %v", all, err)
 	}
+	p := opsrec.Progress{Consumer: "projector", Shard: "shardId-1", LastSeq: "9", LastRecord: t0, Updated: t0.Add(2 * time.Second), Lag: 2 * time.Second, Records: 100, Since: t0.Add(-8 * time.Second)}
+	for _, q := range []opsrec.Progress{p, {Consumer: "archiver", Shard: "shardId-1", Updated: t0}, p} {
+		if err := s.PutProgress(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps, err := s.Progresses(ctx)
+	if err != nil || len(ps) != 2 || ps[0].Consumer != "archiver" || ps[1].Rate() != 10 || ps[1].Lag != 2*time.Second {
+		t.Fatalf("progresses: %+v %v", ps, err)
+	}
 	if !opsrec.IsReserved(opsrec.ConsumerGap) || opsrec.IsReserved("projector") {
 		t.Fatal("IsReserved")
 	}
