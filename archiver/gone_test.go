@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -185,4 +186,72 @@ func TestRegisterReplacesGoneMetadata(t *testing.T) {
 			t.Fatalf("register %+v with no metadata at the location: %v, want an error naming %s", opts, err, cur.Metadata)
 		}
 	}
+}
+
+// TestWriterNeverRegistersAStagedCreate: a table's first metadata file at
+// its location while the catalog has no table may be another writer's
+// create in flight, which that writer deletes when its catalog insert
+// loses (iceberg-go removes uncommitted metadata). A writer therefore
+// creates the table rather than registering such a file, and the catalog
+// never points at a file that is then deleted. (Found by
+// TestConcurrentCommitters under load: "metadata ... does not exist".)
+func TestWriterNeverRegistersAStagedCreate(t *testing.T) {
+	ctx := context.Background()
+	c, bucket := newBucket(t)
+	cfg := archiver.Config{Bucket: bucket, Prefix: "arch"}
+	const tb = archiver.TableMessages
+	sa, sb := twoShards(t)
+	a := newArchive(t, c.S3, cfg)
+	write(t, a, sa, 1, 0)
+	uri, ns := a.Catalog()
+	dropFromCatalog(t, uri, ns, []string{tb}, false)
+	// Leave only the version-0 file: what a writer sees while another's
+	// create is between writing its metadata and inserting the entry.
+	list, err := c.S3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String("arch/" + tb + "/metadata/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var staged string
+	for _, o := range list.Contents {
+		if strings.HasPrefix(path.Base(*o.Key), "00000-") && strings.HasSuffix(*o.Key, ".metadata.json") {
+			staged = *o.Key
+			continue
+		}
+		if _, err := c.S3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if staged == "" {
+		t.Fatal("no version-0 metadata file at the location")
+	}
+
+	b := newArchive(t, c.S3, cfg)
+	write(t, b, sb, 1, 0)
+	cur, err := b.Register(ctx, tb, archiver.RegisterOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := strings.CutPrefix(cur.Metadata, "s3://"+bucket+"/")
+	obj, err := c.S3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(obj.Body)
+	obj.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(body), path.Base(staged)) {
+		t.Fatalf("the writer's table %s descends from the staged file %s, which its creator deletes", cur.Metadata, staged)
+	}
+	// The racing creator loses its insert and removes its staged file.
+	if _, err := c.S3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(staged)}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := newArchive(t, c.S3, cfg).Register(ctx, tb, archiver.RegisterOptions{})
+	if err != nil || r.Action != "present" || strings.HasSuffix(r.Metadata, path.Base(staged)) {
+		t.Fatalf("register after the staged file went: %+v, %v; want the table the writer created", r, err)
+	}
+	write(t, newArchive(t, c.S3, cfg), sa, 1, 0)
+	exactlyOnce(t, newArchive(t, c.S3, cfg), append(slices.Clone(sb), sa...))
 }

@@ -312,10 +312,17 @@ func (k *lake) registerOrLoad(ctx context.Context, name string, m metadataFile) 
 
 // restore is what a writer does when the catalog has no table: register
 // the newest metadata at the table's location; nil when the location holds
-// none (the caller creates the table).
+// none, or only first (version 0) metadata files (the caller creates the
+// table).
 func (k *lake) restore(ctx context.Context, name string) (*table.Table, error) {
 	n, latest, _, err := k.newestMetadata(ctx, name)
-	if err != nil || n == 0 {
+	if err != nil || n == 0 || latest.Version == 0 {
+		// Nothing, or only first metadata files: no history (a table's
+		// first metadata holds no snapshot), and possibly the staged file
+		// of another writer's create in flight, which that writer deletes
+		// when its catalog insert loses: registering it would leave the
+		// catalog pointing at a deleted file. Create the table instead
+		// (racing creators: one wins, the others load its table).
 		return nil, err
 	}
 	t, _, _, err := k.registerOrLoad(ctx, name, latest) // another writer may have registered it first
