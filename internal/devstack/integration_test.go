@@ -229,7 +229,10 @@ func TestIntegrationNotReadyShowsLog(t *testing.T) {
 		StateDir:     t.TempDir(),
 		DynamoDBPort: freePorts(t, 1),
 		S3Port:       freePorts(t, 2),
-		StartTimeout: 60 * time.Second,
+		// DynamoDB Local exits once its bind fails (about 30 s on a quiet
+		// machine: the JVM starts first), and Up returns then; the timeout
+		// only bounds a machine so loaded that the JVM takes minutes.
+		StartTimeout: 10 * time.Minute,
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.2", strconv.Itoa(cfg.DynamoDBPort)))
 	if err != nil {
