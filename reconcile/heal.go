@@ -1,0 +1,187 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/internal/retry"
+	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/schema"
+)
+
+// heal feeds the gaps through the consumers' own idempotent paths and
+// checks them again: the events missing from the projections through
+// Projector.Project (a join: an event applied meanwhile changes nothing),
+// those missing from the archive through Archive.Heal (which writes only
+// what it does not hold). Conflicts are left alone: the archive holds
+// other content under the id, which no heal may overwrite. Each gap found
+// applied (archived) afterwards is marked Healed and leaves its row's
+// count for the row's Healed.
+func (r *run) heal(ctx context.Context) error {
+	r.setPhase("heal")
+	keys := map[string]bool{}
+	var order []string
+	for _, g := range r.ids {
+		if g.Kind == KindConflict {
+			continue
+		}
+		k := g.Subject + "\x00" + g.ID
+		if !keys[k] {
+			keys[k] = true
+			order = append(order, k)
+		}
+	}
+	evs, err := r.readEvents(ctx, order)
+	if err != nil {
+		return err
+	}
+	var inputs []projector.Input
+	inputOf := map[string]int{} // key -> index in inputs
+	var toArchive []schema.Event
+	for _, g := range r.ids {
+		d, ok := evs[g.Subject+"\x00"+g.ID]
+		if !ok {
+			continue // gone from the table since the scan (expired)
+		}
+		switch g.Kind {
+		case KindProjection:
+			if d.projected {
+				inputOf[g.Subject+"\x00"+g.ID] = len(inputs)
+				inputs = append(inputs, d.input)
+			}
+		case KindArchive:
+			toArchive = append(toArchive, d.ev)
+		}
+	}
+	for start := 0; start < len(inputs); start += r.opts.ChunkEvents {
+		chunk := inputs[start:min(start+r.opts.ChunkEvents, len(inputs))]
+		out := r.cfg.Projector.Project(ctx, chunk)
+		for s, err := range out.Failed {
+			r.cfg.Logger.WarnContext(ctx, "reconcile: heal: subject not projected this time (run heal again)", "subject", s, "err", err)
+		}
+		for s, err := range out.Poison {
+			r.cfg.Logger.WarnContext(ctx, "reconcile: heal: subject can never be projected", "subject", s, "err", err)
+		}
+		r.cfg.Logger.InfoContext(ctx, "reconcile: heal: projected", "events", len(chunk), "changed", out.Changed, "unchanged", out.Unchanged)
+	}
+	if len(toArchive) > 0 && r.cfg.Archive != nil {
+		for start := 0; start < len(toArchive); start += r.opts.ChunkEvents {
+			chunk := toArchive[start:min(start+r.opts.ChunkEvents, len(toArchive))]
+			st, err := r.cfg.Archive.Heal(ctx, chunk)
+			if err != nil {
+				return fmt.Errorf("reconcile: heal the archive: %w", err)
+			}
+			r.cfg.Logger.InfoContext(ctx, "reconcile: heal: archived", "events", len(chunk), "written", st.Written, "alreadyArchived", st.AlreadyArchived)
+		}
+	}
+	return r.recheck(ctx, evs, inputs, inputOf)
+}
+
+// recheck marks the gaps now applied or archived as healed.
+func (r *run) recheck(ctx context.Context, evs map[string]decoded, inputs []projector.Input, inputOf map[string]int) error {
+	r.setPhase("recheck")
+	applied := make([]bool, len(inputs))
+	for start := 0; start < len(inputs); start += r.opts.ChunkEvents {
+		chunk := inputs[start:min(start+r.opts.ChunkEvents, len(inputs))]
+		res, err := r.cfg.Projector.Check(ctx, chunk)
+		if err != nil {
+			return fmt.Errorf("reconcile: check after heal: %w", err)
+		}
+		for i, v := range res.Verdicts {
+			applied[start+i] = v == projector.Applied
+		}
+	}
+	// The archive's references of the partitions with an archive gap.
+	archived := map[string]bool{}
+	parts := map[part]bool{}
+	for _, g := range r.ids {
+		if d, ok := evs[g.Subject+"\x00"+g.ID]; ok && g.Kind == KindArchive {
+			if t, _ := tableOf(d.ev.Type); t != "" {
+				parts[part{t, g.Day}] = true
+			}
+		}
+	}
+	if r.cfg.Archive != nil {
+		for p := range parts {
+			err := r.cfg.Archive.EventRefs(ctx, p.table, []string{p.date}, func(ref EventRef) error {
+				k := ref.Subject + "\x00" + ref.ID
+				if d, ok := evs[k]; ok && d.hash == ref.Hash {
+					archived[k] = true
+				}
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("reconcile: read archive %s/%s after heal: %w", p.table, p.date, err)
+			}
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.ids {
+		g := &r.ids[i]
+		k := g.Subject + "\x00" + g.ID
+		switch g.Kind {
+		case KindProjection:
+			if j, ok := inputOf[k]; ok && applied[j] {
+				g.Healed = true
+				d := r.row(g.Domain, g.Day)
+				d.MissingProjection--
+				d.Healed++
+			}
+		case KindArchive:
+			if archived[k] {
+				g.Healed = true
+				d := r.row(g.Domain, g.Day)
+				d.MissingArchive--
+				d.Healed++
+			}
+		}
+	}
+	return nil
+}
+
+// readEvents reads events of the event table by key (subject NUL id),
+// strongly consistent, 100 per request.
+func (r *run) readEvents(ctx context.Context, keys []string) (map[string]decoded, error) {
+	table := r.cfg.Naming.Table(schema.TableEvents)
+	out := map[string]decoded{}
+	for start := 0; start < len(keys); start += 100 {
+		var ks []map[string]types.AttributeValue
+		for _, k := range keys[start:min(start+100, len(keys))] {
+			subject, id := splitKey(k)
+			ks = append(ks, map[string]types.AttributeValue{
+				schema.AttrSubject: &types.AttributeValueMemberS{Value: subject},
+				schema.AttrID:      &types.AttributeValueMemberS{Value: id},
+			})
+		}
+		req := map[string]types.KeysAndAttributes{table: {Keys: ks, ConsistentRead: aws.Bool(true)}}
+		for attempt := 0; len(req) > 0; attempt++ {
+			if attempt > 20 {
+				return nil, fmt.Errorf("reconcile: read events to heal: unprocessed keys after %d attempts", attempt)
+			}
+			if attempt > 0 {
+				if err := retry.Sleep(ctx, retry.Full(10*time.Millisecond, time.Second, attempt)); err != nil {
+					return nil, err
+				}
+			}
+			res, err := r.cfg.DynamoDB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
+			if err != nil {
+				return nil, fmt.Errorf("reconcile: read events to heal: %w", err)
+			}
+			for _, it := range res.Responses[table] {
+				d, err := decodeItem(it)
+				if err != nil || d.invalid != nil {
+					continue
+				}
+				out[d.ev.Subject+"\x00"+d.ev.ID] = d
+			}
+			req = res.UnprocessedKeys
+		}
+	}
+	return out, nil
+}
