@@ -72,11 +72,11 @@ echo "== go test"
 if ! out="$(go test -count=1 -run '^$' ./... 2>&1)"; then echo "$out"; exit 1; fi
 proj_log="$(mktemp)"
 rest_log="$(mktemp)"
-on "$DDB_PORT" "$S3_PORT" go test -count=1 -timeout 20m ${GOTESTFLAGS:-} ./projector/... >"$proj_log" 2>&1 &
+on "$DDB_PORT" "$S3_PORT" go test -count=1 -timeout 40m ${GOTESTFLAGS:-} ./projector/... >"$proj_log" 2>&1 &
 proj_pid=$!
 rest_rc=0
 # shellcheck disable=SC2046
-on "$DDB_PORT2" "$S3_PORT2" go test -count=1 -timeout 20m ${GOTESTFLAGS:-} $(go list ./... | grep -Ev '/streamfold/projector(/|$)') 2>&1 | tee "$rest_log" || rest_rc=$?
+on "$DDB_PORT2" "$S3_PORT2" go test -count=1 -timeout 40m ${GOTESTFLAGS:-} $(go list ./... | grep -Ev '/streamfold/projector(/|$)') 2>&1 | tee "$rest_log" || rest_rc=$?
 proj_rc=0
 wait "$proj_pid" || proj_rc=$?
 cat "$proj_log"

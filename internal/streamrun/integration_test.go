@@ -81,11 +81,10 @@ func TestIntegrationDynamoDBLocal(t *testing.T) {
 	naming, res := testenv.Tables(t, c)
 	arn := testenv.EventStream(t, res)
 	// Appending dominates the run time: about 2,000 PutItems take 5 s on a
-	// fresh DynamoDB Local and a minute on a shared one under the load of the
-	// other test packages (seen in CI on two cores). Appending and running
-	// get separate budgets, so a slow append cannot use up the runs' time.
-	appendCtx, cancelAppend := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancelAppend()
+	// fresh DynamoDB Local and minutes on a shared one under load. Neither
+	// the append nor the runs below have a deadline of their own that load
+	// could exceed: they end when done, and go test's -timeout bounds them.
+	appendCtx := context.Background()
 	n := 2000
 	if testing.Short() {
 		n = 400
@@ -104,7 +103,7 @@ func TestIntegrationDynamoDBLocal(t *testing.T) {
 		t.Fatalf("Append: %v, %d accepted", err, out.Count(ingest.Accepted))
 	}
 	t.Logf("appended %d events in %s", n, time.Since(start).Round(time.Millisecond))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	want := map[string]bool{}
 	for _, e := range evs {
@@ -140,9 +139,6 @@ func TestIntegrationDynamoDBLocal(t *testing.T) {
 	r1 := newRunner(false)
 	if err := r1.Run(runCtx); err != nil {
 		t.Fatalf("first run: %v", err)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("first run: out of time before 5 batches (stats %+v)", r1.Stats())
 	}
 	h.onCall = nil
 	h.mu.Lock()
