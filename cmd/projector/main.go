@@ -8,6 +8,13 @@
 //	STREAMFOLD_PREFIX             table name prefix (default "streamfold")
 //	STREAMFOLD_STAGE              dev, stage or prod (default "dev")
 //	STREAMFOLD_DYNAMODB_ENDPOINT  optional endpoint override (tests)
+//	STREAMFOLD_HEARTBEAT_INTERVAL least time between two heartbeats of an
+//	                              instance (Go duration, default 1m; "off": none)
+//
+// Each batch is first handed to an opswatch.Watch: the gaps a Lambda can
+// notice (a batch about to be trimmed, a jump after a stall, a batch
+// redriven from the on-failure destination) and the consumer's heartbeat
+// go to the checkpoints table (opsrec), one PutItem each, with a log line.
 package main
 
 import (
@@ -19,6 +26,8 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/opsrec"
+	"github.com/streamfold/streamfold/internal/opswatch"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -45,7 +54,18 @@ func main() {
 		log.Error("projector", "err", err)
 		os.Exit(1)
 	}
-	h := projector.NewHandler(p, projector.NewDeadLetters(c.DynamoDB, n.Table(schema.TableDeadLetters)).EmitMetrics(os.Stdout), projector.HandlerConfig{}, log)
+	every, err := opswatch.ParseInterval(os.Getenv("STREAMFOLD_HEARTBEAT_INTERVAL"))
+	if err != nil {
+		log.Error("bad configuration (STREAMFOLD_HEARTBEAT_INTERVAL)", "err", err)
+		os.Exit(1)
+	}
+	w, err := opswatch.New(opsrec.Store{API: c.DynamoDB, Table: n.Table(schema.TableCheckpoints)},
+		opswatch.Config{Consumer: "projector", HeartbeatInterval: every, Logger: log})
+	if err != nil {
+		log.Error("opswatch", "err", err)
+		os.Exit(1)
+	}
+	h := projector.NewHandler(p, projector.NewDeadLetters(c.DynamoDB, n.Table(schema.TableDeadLetters)).EmitMetrics(os.Stdout), projector.HandlerConfig{Watch: w}, log)
 	lambda.Start(h.Handle)
 }
 
