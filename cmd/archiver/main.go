@@ -28,16 +28,14 @@
 //	                              fails naming them when they are unset; stream batches and compact
 //	                              do not need them (without them no gap or heartbeat is recorded,
 //	                              gaps are only logged)
-//	STREAMFOLD_HEARTBEAT_INTERVAL least time between two heartbeats of an instance (Go duration,
-//	                              default 1m; "off": none)
 //	STREAMFOLD_S3_ENDPOINT        optional endpoint overrides for tests (MinIO, DynamoDB Local),
 //	STREAMFOLD_DYNAMODB_ENDPOINT  with STREAMFOLD_S3_ACCESS_KEY/SECRET_KEY (clientConfig, config.go)
 //
 // Each stream batch is first handed to an opswatch.Watch: the gaps a
 // Lambda can notice (a batch about to be trimmed, a jump after a stall, a
 // batch redriven from the on-failure destination) and the consumer's
-// heartbeat go to the checkpoints table (opsrec), one PutItem each, with a
-// log line.
+// heartbeat (at most one a minute per instance) go to the checkpoints
+// table (opsrec), one PutItem each, with a log line.
 //
 // Configure its event source mapping with ReportBatchItemFailures and
 // unlimited retries (MaximumRetryAttempts -1): a failed batch is an S3
@@ -95,16 +93,11 @@ func main() {
 		deployment = n.Prefix + "-" + n.Stage
 		verifier = maintenance.ArchiveVerifier{Source: a, Live: live}
 	}
-	every, err := opswatch.ParseInterval(os.Getenv("STREAMFOLD_HEARTBEAT_INTERVAL"))
-	if err != nil {
-		log.Error("bad configuration (STREAMFOLD_HEARTBEAT_INTERVAL)", "err", err)
-		os.Exit(1)
-	}
 	var rec opswatch.Recorder // nil without the tables: gaps are logged only
 	if n.Prefix != "" || n.Stage != "" {
 		rec = opsrec.Store{API: c.DynamoDB, Table: n.Table(schema.TableCheckpoints)}
 	}
-	w, err := opswatch.New(rec, opswatch.Config{Consumer: "archiver", HeartbeatInterval: every, Logger: log})
+	w, err := opswatch.New(rec, opswatch.Config{Consumer: "archiver", Logger: log})
 	if err != nil {
 		log.Error("opswatch", "err", err)
 		os.Exit(1)

@@ -8,8 +8,6 @@
 //	STREAMFOLD_PREFIX             table name prefix (default "streamfold")
 //	STREAMFOLD_STAGE              dev, stage or prod (default "dev")
 //	STREAMFOLD_DYNAMODB_ENDPOINT  optional endpoint override (tests)
-//	STREAMFOLD_HEARTBEAT_INTERVAL least time between two heartbeats of an
-//	                              instance (Go duration, default 1m; "off": none)
 //
 // Each batch is first handed to an opswatch.Watch: the gaps a Lambda can
 // notice (a batch about to be trimmed, a jump after a stall, a batch
@@ -54,13 +52,8 @@ func main() {
 		log.Error("projector", "err", err)
 		os.Exit(1)
 	}
-	every, err := opswatch.ParseInterval(os.Getenv("STREAMFOLD_HEARTBEAT_INTERVAL"))
-	if err != nil {
-		log.Error("bad configuration (STREAMFOLD_HEARTBEAT_INTERVAL)", "err", err)
-		os.Exit(1)
-	}
 	w, err := opswatch.New(opsrec.Store{API: c.DynamoDB, Table: n.Table(schema.TableCheckpoints)},
-		opswatch.Config{Consumer: "projector", HeartbeatInterval: every, Logger: log})
+		opswatch.Config{Consumer: "projector", Logger: log})
 	if err != nil {
 		log.Error("opswatch", "err", err)
 		os.Exit(1)

@@ -72,23 +72,6 @@ const (
 	DefaultStallAfter = time.Hour
 )
 
-// ParseInterval reads a heartbeat interval setting (a Lambda function's
-// STREAMFOLD_HEARTBEAT_INTERVAL): "" is the default (0), "off" none (-1),
-// else a positive Go duration.
-func ParseInterval(s string) (time.Duration, error) {
-	switch s {
-	case "":
-		return 0, nil
-	case "off":
-		return -1, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("heartbeat interval %q: want a positive duration (1m) or \"off\"", s)
-	}
-	return d, nil
-}
-
 // Recorder stores what a Watch notices; opsrec.Store satisfies it.
 type Recorder interface {
 	PutGap(ctx context.Context, g opsrec.Gap) error

@@ -230,16 +230,3 @@ func TestNilWatch(t *testing.T) {
 		t.Errorf("log %s", log.String())
 	}
 }
-
-func TestParseInterval(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		want time.Duration
-		err  bool
-	}{{"", 0, false}, {"off", -1, false}, {"30s", 30 * time.Second, false}, {"0s", 0, true}, {"-1m", 0, true}, {"soon", 0, true}} {
-		got, err := ParseInterval(tt.in)
-		if (err != nil) != tt.err || got != tt.want {
-			t.Errorf("ParseInterval(%q) = %s, %v", tt.in, got, err)
-		}
-	}
-}
