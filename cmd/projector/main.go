@@ -12,7 +12,8 @@
 // Each batch is first handed to an opswatch.Watch: the gaps a Lambda can
 // notice (a batch about to be trimmed, a jump after a stall, a batch
 // redriven from the on-failure destination) and the consumer's heartbeat
-// go to the checkpoints table (opsrec), one PutItem each, with a log line.
+// (at most one a minute per instance) go to the checkpoints table
+// (opsrec), one PutItem each, with a log line.
 package main
 
 import (
