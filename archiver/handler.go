@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/internal/emf"
+	"github.com/streamfold/streamfold/internal/opswatch"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
 
@@ -34,6 +35,7 @@ type Handler struct {
 	deployment   string
 	metricsMu    sync.Mutex
 	onQuarantine func(rec events.DynamoDBEventRecord)
+	watch        *opswatch.Watch
 }
 
 // Metric of an archive that is gone (GoneError): one CloudWatch
@@ -58,6 +60,15 @@ func (h *Handler) EmitMetrics(w io.Writer, deployment string) *Handler {
 // a redelivery is passed again). Set it before the first batch. It returns h.
 func (h *Handler) OnQuarantine(fn func(rec events.DynamoDBEventRecord)) *Handler {
 	h.onQuarantine = fn
+	return h
+}
+
+// Watch makes Process look at each batch before it is archived: the gaps
+// a Lambda can notice and the consumer's heartbeat (see package opswatch).
+// The Lambda function sets it; under the local runner, which notices gaps
+// itself, it is left unset. Set it before the first batch. It returns h.
+func (h *Handler) Watch(w *opswatch.Watch) *Handler {
+	h.watch = w
 	return h
 }
 
@@ -123,6 +134,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 // it.
 func (h *Handler) Process(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	start := time.Now()
+	h.watch.Batch(ctx, ev.Records)
 	st, err := h.ArchiveRecords(ctx, ev.Records)
 	attrs := []any{"records", st.Records, "archived", st.Archived, "skipped_non_insert", st.SkippedNonInsert,
 		"ttl_removes", st.TTLRemoves, "poison", st.Poison, "objects", st.Objects, "bytes", st.Bytes,

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/streamfold/streamfold/internal/deadletter"
+	"github.com/streamfold/streamfold/internal/opswatch"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
@@ -25,6 +26,11 @@ type HandlerConfig struct {
 	Consumer string
 	// Now is the clock for dead-letter timestamps. Default time.Now.
 	Now func() time.Time
+	// Watch, when set, looks at each batch before it is projected: the
+	// gaps a Lambda can notice and the consumer's heartbeat (see package
+	// opswatch). The Lambda function sets it; under the local runner,
+	// which notices gaps itself, it is nil.
+	Watch *opswatch.Watch
 }
 
 // Handler is the Lambda handler of the projector (and what `streamfold run`
@@ -121,6 +127,7 @@ func inputFrom(ev schema.Event, payload schema.Payload, seq string) (Input, bool
 // re-sent records that were already applied change nothing.
 func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	start := time.Now()
+	h.cfg.Watch.Batch(ctx, ev.Records)
 	var st BatchStats
 	b := deadletter.Batch[Input]{
 		Decode: Decode,

@@ -55,6 +55,15 @@ data "aws_iam_policy_document" "projector" {
     resources = [aws_dynamodb_table.dead_letters.arn]
   }
 
+  # internal/opswatch: the gaps the function notices and its heartbeats
+  # (internal/opsrec records, "ops#" items of the checkpoints table). One
+  # PutItem per gap and per heartbeat interval; no reads.
+  statement {
+    sid       = "OpsRecords"
+    actions   = ["dynamodb:PutItem"]
+    resources = [aws_dynamodb_table.checkpoints.arn]
+  }
+
   # The event source mapping writes its failed batches to the on-failure
   # bucket (onfailure.tf) with the function's execution role: PutObject
   # under Lambda's key prefix and ListBucket, nothing else.
@@ -150,6 +159,15 @@ data "aws_iam_policy_document" "archiver" {
     # Wildcard: GetTables lists the database's tables; the request names no
     # table. This database's tables only.
     resources = [local.glue_catalog_arn, aws_glue_catalog_database.archive.arn, "${local.glue_arn_prefix}:table/${aws_glue_catalog_database.archive.name}/*"]
+  }
+
+  # internal/opswatch: the gaps the function notices and its heartbeats
+  # (internal/opsrec records, "ops#" items of the checkpoints table). One
+  # PutItem per gap and per heartbeat interval; no reads.
+  statement {
+    sid       = "OpsRecords"
+    actions   = ["dynamodb:PutItem"]
+    resources = [aws_dynamodb_table.checkpoints.arn]
   }
 
   # The event source mapping writes its failed batches to the on-failure

@@ -312,6 +312,9 @@ func expectedGrants() map[string][]grant {
 	add("projector", []string{tableARN(schema.TableAggregates)}, "dynamodb:BatchGetItem", "dynamodb:PutItem")
 	add("projector", projTables, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
 	add("projector", []string{tableARN(schema.TableDeadLetters)}, "dynamodb:PutItem")
+	// internal/opswatch: gaps and heartbeats (opsrec) in the checkpoints table.
+	add("projector", []string{tableARN(schema.TableCheckpoints)}, "dynamodb:PutItem")
+	add("archiver", []string{tableARN(schema.TableCheckpoints)}, "dynamodb:PutItem")
 	add("archiver", []string{"arn:fake:aws_s3_bucket.archive/archive/*"}, "s3:GetObject", "s3:PutObject", "s3:DeleteObject")
 	add("archiver", []string{"arn:fake:aws_s3_bucket.archive"}, "s3:ListBucket")
 	// The Iceberg catalog (archiver/catalog_glue.go, iceberg-go's Glue
@@ -417,9 +420,9 @@ func TestIAMCatchesProblems(t *testing.T) {
 			name: "a table the function does not use",
 			from: `resources = [aws_dynamodb_table.dead_letters.arn]
   }`,
-			to: `resources = [aws_dynamodb_table.dead_letters.arn, aws_dynamodb_table.checkpoints.arn]
+			to: `resources = [aws_dynamodb_table.dead_letters.arn, aws_dynamodb_table.events.arn]
   }`,
-			want: []string{"projector: policy grants dynamodb:PutItem on arn:fake:aws_dynamodb_table.checkpoints, which cmd/projector does not use"},
+			want: []string{"projector: policy grants dynamodb:PutItem on arn:fake:aws_dynamodb_table.events, which cmd/projector does not use"},
 		},
 		{
 			name: "a Glue table that is not the archive's",

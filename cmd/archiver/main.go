@@ -22,12 +22,20 @@
 //	ARCHIVE_NAMESPACE             the catalog namespace of the tables: the Glue database
 //	                              (required with a glue catalog; Terraform sets it); with
 //	                              sqlite, the archiver's default when unset
-//	STREAMFOLD_PREFIX             table prefix, with STREAMFOLD_STAGE: the tables verify reads and
-//	STREAMFOLD_STAGE              the metrics' Deployment dimension ("<prefix>-<stage>"); verify
-//	                              fails naming them when they are unset, stream batches and compact
-//	                              do not need them
+//	STREAMFOLD_PREFIX             table prefix, with STREAMFOLD_STAGE: the tables verify reads,
+//	STREAMFOLD_STAGE              the checkpoints table the gaps and heartbeats go to, and the
+//	                              metrics' Deployment dimension ("<prefix>-<stage>"); verify
+//	                              fails naming them when they are unset; stream batches and compact
+//	                              do not need them (without them no gap or heartbeat is recorded,
+//	                              gaps are only logged)
 //	STREAMFOLD_S3_ENDPOINT        optional endpoint overrides for tests (MinIO, DynamoDB Local),
 //	STREAMFOLD_DYNAMODB_ENDPOINT  with STREAMFOLD_S3_ACCESS_KEY/SECRET_KEY (clientConfig, config.go)
+//
+// Each stream batch is first handed to an opswatch.Watch: the gaps a
+// Lambda can notice (a batch about to be trimmed, a jump after a stall, a
+// batch redriven from the on-failure destination) and the consumer's
+// heartbeat (at most one a minute per instance) go to the checkpoints
+// table (opsrec), one PutItem each, with a log line.
 //
 // Configure its event source mapping with ReportBatchItemFailures and
 // unlimited retries (MaximumRetryAttempts -1): a failed batch is an S3
@@ -48,6 +56,8 @@ import (
 	"github.com/streamfold/streamfold/archiver/maintenance"
 	"github.com/streamfold/streamfold/archiver/rebuild"
 	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/opsrec"
+	"github.com/streamfold/streamfold/internal/opswatch"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -83,6 +93,15 @@ func main() {
 		deployment = n.Prefix + "-" + n.Stage
 		verifier = maintenance.ArchiveVerifier{Source: a, Live: live}
 	}
+	var rec opswatch.Recorder // nil without the tables: gaps are logged only
+	if n.Prefix != "" || n.Stage != "" {
+		rec = opsrec.Store{API: c.DynamoDB, Table: n.Table(schema.TableCheckpoints)}
+	}
+	w, err := opswatch.New(rec, opswatch.Config{Consumer: "archiver", Logger: log})
+	if err != nil {
+		log.Error("opswatch", "err", err)
+		os.Exit(1)
+	}
 	runner, err := maintenance.New(maintenance.Config{Deployment: deployment}, a, verifier, os.Stdout, log)
 	if err != nil {
 		log.Error("maintenance", "err", err)
@@ -90,7 +109,7 @@ func main() {
 	}
 	// An archive that is gone (bucket or table metadata) is logged and
 	// counted as ArchiveUnavailable, which terraform/alarms.tf alarms on.
-	lambda.Start(maintenance.Dispatch(archiver.NewHandler(a, log).EmitMetrics(os.Stdout, deployment).Handle, runner))
+	lambda.Start(maintenance.Dispatch(archiver.NewHandler(a, log).EmitMetrics(os.Stdout, deployment).Watch(w).Handle, runner))
 }
 
 // archiveConfig is the archive's configuration from the environment. A

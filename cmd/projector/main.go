@@ -8,6 +8,12 @@
 //	STREAMFOLD_PREFIX             table name prefix (default "streamfold")
 //	STREAMFOLD_STAGE              dev, stage or prod (default "dev")
 //	STREAMFOLD_DYNAMODB_ENDPOINT  optional endpoint override (tests)
+//
+// Each batch is first handed to an opswatch.Watch: the gaps a Lambda can
+// notice (a batch about to be trimmed, a jump after a stall, a batch
+// redriven from the on-failure destination) and the consumer's heartbeat
+// (at most one a minute per instance) go to the checkpoints table
+// (opsrec), one PutItem each, with a log line.
 package main
 
 import (
@@ -19,6 +25,8 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/opsrec"
+	"github.com/streamfold/streamfold/internal/opswatch"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -45,7 +53,13 @@ func main() {
 		log.Error("projector", "err", err)
 		os.Exit(1)
 	}
-	h := projector.NewHandler(p, projector.NewDeadLetters(c.DynamoDB, n.Table(schema.TableDeadLetters)).EmitMetrics(os.Stdout), projector.HandlerConfig{}, log)
+	w, err := opswatch.New(opsrec.Store{API: c.DynamoDB, Table: n.Table(schema.TableCheckpoints)},
+		opswatch.Config{Consumer: "projector", Logger: log})
+	if err != nil {
+		log.Error("opswatch", "err", err)
+		os.Exit(1)
+	}
+	h := projector.NewHandler(p, projector.NewDeadLetters(c.DynamoDB, n.Table(schema.TableDeadLetters)).EmitMetrics(os.Stdout), projector.HandlerConfig{Watch: w}, log)
 	lambda.Start(h.Handle)
 }
 

@@ -15,6 +15,8 @@ import (
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/internal/deadletter"
+	"github.com/streamfold/streamfold/internal/opsrec"
+	"github.com/streamfold/streamfold/internal/opswatch"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -70,7 +72,10 @@ the stream (source "stream"), which keeps records for 24 hours: a range
 past that is reported "trimmed", with the remedy (rebuild from the
 archive). The records go to the consumer's handler in batches of 100,
 resuming at a record the handler reports failed (up to 5 attempts), as the
-mapping would. Re-driving is idempotent. --dry-run reads the batches and
+mapping would, each marked as redriven: the consumer's handler records one
+gap of kind "onfailure" per failed batch in the checkpoints table (its
+shard, range and record times; reconcile narrows its window with it) and
+logs it. Re-driving is idempotent. --dry-run reads the batches and
 counts their records without handing them over. Delete the objects (or
 queue messages) once redrive reported them "redriven".
 
@@ -125,7 +130,21 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	if projectorConsumer == "archiver" {
 		projectorConsumer = "projector"
 	}
-	stack, err := newProjectorStack(ctx, clients.DynamoDB, n, projectorConsumer, nil, log)
+	// redrive marks every batch it hands over (opswatch.WithRedrive): the
+	// consumer's handler records one GapOnFailure per failed batch, which
+	// reconcile reads. Only the marked batches are looked at (no heartbeat).
+	var watch *opswatch.Watch
+	if sub == "redrive" && (*consumer == "projector" || *consumer == "archiver") {
+		if watch, err = opswatch.New(opsrec.Store{API: clients.DynamoDB, Table: n.Table(schema.TableCheckpoints)},
+			opswatch.Config{Consumer: *consumer, HeartbeatInterval: -1, Logger: log}); err != nil {
+			return errorf(env, exitUsage, "deadletter: %v", err)
+		}
+	}
+	projWatch := watch
+	if *consumer != "projector" {
+		projWatch = nil
+	}
+	stack, err := newProjectorStack(ctx, clients.DynamoDB, n, projectorConsumer, nil, projWatch, log)
 	if err != nil {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}
@@ -138,7 +157,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 			return errorf(env, exitUsage, "deadletter: --archive-uri: %v", err)
 		}
 		defer a.Close()
-		handle = archiver.NewHandler(a, log).Handle
+		handle = archiver.NewHandler(a, log).Watch(watch).Handle
 	default:
 		if sub != "list" {
 			return errorf(env, exitUsage, "deadletter %s: --consumer: must be projector, archiver or ingest, got %q", sub, *consumer)

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/streamfold/streamfold/internal/opswatch"
 	"github.com/streamfold/streamfold/internal/streamrun"
 )
 
@@ -365,6 +366,29 @@ func redriveDelivery(handle streamrun.Handler, log *slog.Logger) *streamrun.Deli
 	return &streamrun.Delivery{Handler: handle, BatchSize: streamrun.DefaultBatchSize, MaxRetryAttempts: redriveAttempts - 1, Logger: log}
 }
 
+// markRedrive hands every batch of one failed batch to handle marked as
+// redriven (opswatch.WithRedrive, one mark per failed batch): the
+// consumer's handler records one GapOnFailure for it, with its shard and
+// range and the records' creation times.
+func markRedrive(handle streamrun.Handler, b failedBatch, recs []events.DynamoDBEventRecord) streamrun.Handler {
+	mark := &opswatch.Redrive{Source: b.Where, Shard: b.Range.ShardID, FirstSeq: b.Range.Start, LastSeq: b.Range.End, Records: len(recs)}
+	for _, r := range recs {
+		t := r.Change.ApproximateCreationDateTime.Time
+		if t.IsZero() {
+			continue
+		}
+		if mark.From.IsZero() || t.Before(mark.From) {
+			mark.From = t
+		}
+		if t.After(mark.To) {
+			mark.To = t
+		}
+	}
+	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		return handle(opswatch.WithRedrive(ctx, mark), ev)
+	}
+}
+
 // redrive takes each batch's records from its on-failure record (S3) or
 // reads them from the stream (SQS/SNS) and hands them to the consumer's
 // handler with redriveDelivery, as the event source mapping would.
@@ -395,7 +419,7 @@ func redrive(ctx context.Context, streams streamrun.StreamsAPI, handle streamrun
 				rb.Outcome, rb.Error = "incomplete", err.Error()
 			}
 		default:
-			n, herr := redriveDelivery(handle, log).Deliver(ctx, recs)
+			n, herr := redriveDelivery(markRedrive(handle, b, recs), log).Deliver(ctx, recs)
 			rb.Redriven = n
 			switch {
 			case herr != nil:

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,6 +19,7 @@ import (
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/opsrec"
 	"github.com/streamfold/streamfold/internal/streamrun"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
@@ -170,6 +172,23 @@ func TestRedriveFromOnFailureMessages(t *testing.T) {
 	redriveCLI(exitOK, "--consumer", "archiver", file)
 	if archived := rs.archived(t); archived != 200 || sum.Totals.Redriven != 200 {
 		t.Fatalf("archived %d events (summary %+v), want 200", archived, sum.Totals)
+	}
+
+	// Each redrive of the failed batch recorded one GapOnFailure per
+	// consumer (the dry run none), with the batch's shard and range.
+	gaps, err := opsrec.Store{API: c.DynamoDB, Table: n.Table(schema.TableCheckpoints)}.Gaps(ctx, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perConsumer := map[string]int{}
+	for _, g := range gaps {
+		perConsumer[g.Consumer]++
+		if g.Kind != opsrec.GapOnFailure || g.Shard != shard || g.FirstSeq != recs[lo].seq || g.LastSeq != recs[hi].seq || g.Records != 200 || g.From.IsZero() || g.To.Before(g.From) {
+			t.Errorf("gap %+v, want onfailure of shard %s, %s..%s, 200 records", g, shard, recs[lo].seq, recs[hi].seq)
+		}
+	}
+	if perConsumer["projector"] != 2 || perConsumer["archiver"] != 1 || len(gaps) != 3 {
+		t.Fatalf("gaps by consumer %v, want 2 of the projector and 1 of the archiver", perConsumer)
 	}
 
 	// A range whose shard is gone: trimmed, with the remedy.

@@ -18,6 +18,8 @@ import (
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/capacity"
 	"github.com/streamfold/streamfold/internal/deadletter"
+	"github.com/streamfold/streamfold/internal/opsrec"
+	"github.com/streamfold/streamfold/internal/opswatch"
 	"github.com/streamfold/streamfold/internal/streamrun"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -70,6 +72,29 @@ A failed call (a conditional write that lost, a cancelled transaction)
 reports no capacity and is counted under "failed"; AWS bills it all the
 same (see docs/cost.md).
 
+Where a shard without a checkpoint starts is --starting-position, like an
+event source mapping's StartingPosition: trim_horizon (the default: its
+oldest record) or latest (after its newest: what it holds is skipped). latest
+applies to the shards the stream has when run starts whose parent the
+consumer has not read either; a shard that appears later (after a rollover)
+starts at its oldest record, so nothing written after the start is skipped.
+Until a record of a shard is handed over, the shard has no checkpoint, so
+another run with latest skips again.
+
+Gaps, records a consumer may have missed, are noticed where they happen,
+logged (a warning with "gap" in the message and the consumer, shard and
+kind) and recorded in the checkpoints table, where reconcile reads them:
+latest (a shard started at LATEST held records: from the first of them to
+the start), trimmed (records gone from the stream before they were read, a
+checkpoint older than the 24 h retention, a shard that vanished), seqjump (a
+checkpoint moved past records never handed over: its sequence number is past
+the one run saved) and discarded (a record dead-lettered after
+--max-retries). Each consumer also writes a heartbeat per shard (the last
+record, its lag, the records since the previous heartbeat) at its first
+batch, then at most once per --heartbeat-interval (while idle too, lag 0),
+and when it stops: one small PutItem each, counted in the summary's
+checkpoints table.
+
 With --until-caught-up it exits once every shard is drained for both
 consumers; otherwise it runs until interrupted (Ctrl-C stops cleanly after the
 current batches).
@@ -78,6 +103,7 @@ Examples:
   streamfold run --until-caught-up --batch-size 1000
   streamfold run --archive-uri s3://my-bucket/archive --archive-batch-window 30s
   streamfold run --archive=false
+  streamfold run --starting-position latest --consumer projector-new --archive=false
   streamfold run --until-caught-up --json | jq .projector.consumedCapacity.perRecord
 
 Flags:
@@ -120,7 +146,10 @@ type projectorStack struct {
 // newProjectorStack wires the projector to n's tables through ddb (a
 // metered client, for run, so that its calls count to the projector);
 // tally, when not nil, counts the records its handler dead-letters.
-func newProjectorStack(ctx context.Context, ddb *dynamodb.Client, n schema.Naming, consumer string, tally *quarantineTally, log *slog.Logger) (*projectorStack, error) {
+// watch, when not nil, is handed each batch (deadletter redrive: the
+// batches it marks as redriven); nil under run, whose runner notices gaps
+// itself.
+func newProjectorStack(ctx context.Context, ddb *dynamodb.Client, n schema.Naming, consumer string, tally *quarantineTally, watch *opswatch.Watch, log *slog.Logger) (*projectorStack, error) {
 	store, err := projector.NewDynamoStore(ddb, n)
 	if err != nil {
 		return nil, err
@@ -142,7 +171,7 @@ func newProjectorStack(ctx context.Context, ddb *dynamodb.Client, n schema.Namin
 	if tally != nil {
 		put = tally.putter(dl)
 	}
-	return &projectorStack{handler: projector.NewHandler(p, put, projector.HandlerConfig{Consumer: consumer}, log), dl: dl, store: store, streams: arn}, nil
+	return &projectorStack{handler: projector.NewHandler(p, put, projector.HandlerConfig{Consumer: consumer, Watch: watch}, log), dl: dl, store: store, streams: arn}, nil
 }
 
 // quarantineTally counts the distinct stream records (by position, the
@@ -239,6 +268,8 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&cfg.BisectOnError, "bisect", true, "split a failing batch in halves to isolate the bad record")
 	fs.BoolVar(&cfg.UntilCaughtUp, "until-caught-up", false, "exit once every shard is drained")
 	fs.StringVar(&cfg.Consumer, "consumer", "projector", "checkpoint name of the projector consumer")
+	fs.StringVar(&cfg.StartingPosition, "starting-position", streamrun.TrimHorizon, "where a shard without a checkpoint starts, for both consumers: trim_horizon (its oldest record) or latest (skip what it holds, recorded as a gap), like an event source mapping's StartingPosition")
+	fs.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", streamrun.DefaultHeartbeatInterval, "least time between two heartbeats (lag, records) of a consumer on a shard, in the checkpoints table")
 	archive := fs.Bool("archive", true, "also run the archiver consumer (Parquet on S3)")
 	archiveURI := fs.String("archive-uri", "", "where the archive goes, s3://BUCKET/PREFIX (default s3://PREFIX-STAGE-archive/archive)")
 	acfg := streamrun.Config{Consumer: "archiver"}
@@ -251,6 +282,12 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	fs.Usage = func() { fmt.Fprint(env.stderr, runHelp); fs.PrintDefaults() }
 	if code, ok := parse(fs, env, args); !ok {
 		return code
+	}
+	switch {
+	case cfg.StartingPosition != streamrun.TrimHorizon && cfg.StartingPosition != streamrun.Latest:
+		return errorf(env, exitUsage, "run: --starting-position: must be %s or %s, got %q", streamrun.TrimHorizon, streamrun.Latest, cfg.StartingPosition)
+	case cfg.HeartbeatInterval <= 0:
+		return errorf(env, exitUsage, "run: --heartbeat-interval: must be positive, got %s", cfg.HeartbeatInterval)
 	}
 	n, err := g.naming()
 	if err != nil {
@@ -270,12 +307,13 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	projMeter := capacity.NewMeter()
 	projDDB := clients.MeteredDynamoDB(projMeter)
 	projTally := newQuarantineTally()
-	stack, err := newProjectorStack(ctx, projDDB, n, cfg.Consumer, projTally, log)
+	stack, err := newProjectorStack(ctx, projDDB, n, cfg.Consumer, projTally, nil, log)
 	if err != nil {
 		return errorf(env, exitRuntime, "run: %v", err)
 	}
 	checkpoints := streamrun.NewDynamoCheckpoints(projDDB, n.Table(schema.TableCheckpoints))
 	cfg.StreamARN = stack.streams
+	cfg.Ops = opsrec.Store{API: projDDB, Table: n.Table(schema.TableCheckpoints)}
 	cfg.Logger = log
 	cfg.OnPoison = projTally.onPoison(stack.dl.OnPoison(cfg.Consumer))
 	if !*quiet {
@@ -300,6 +338,9 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 		acfg.Logger = log
 		acfg.BisectOnError = cfg.BisectOnError
 		acfg.UntilCaughtUp = cfg.UntilCaughtUp
+		acfg.StartingPosition = cfg.StartingPosition
+		acfg.HeartbeatInterval = cfg.HeartbeatInterval
+		acfg.Ops = opsrec.Store{API: archDDB, Table: n.Table(schema.TableCheckpoints)}
 		archTally := newQuarantineTally()
 		acfg.OnPoison = archTally.onPoison(projector.NewDeadLetters(archDDB, n.Table(schema.TableDeadLetters)).OnPoison(acfg.Consumer))
 		if !*quiet {
@@ -383,6 +424,9 @@ func printRunSummary(w io.Writer, sum runSummary) error {
 	}
 	for _, c := range consumers {
 		fmt.Fprintf(&b, "%-9s  %d records in %d batches, %d retries, %d dead-lettered", c.Consumer, c.Records, c.Batches, c.Retries, c.Quarantined)
+		if c.Gaps > 0 {
+			fmt.Fprintf(&b, ", %d gaps noticed (see the log; recorded in the checkpoints table)", c.Gaps)
+		}
 		if c.Error != "" {
 			fmt.Fprintf(&b, ", stopped: %s", c.Error)
 		}

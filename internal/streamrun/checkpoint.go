@@ -19,6 +19,15 @@ type Checkpoint struct {
 	// Done reports that the shard is closed and every record of it was
 	// dealt with.
 	Done bool
+	// RunnerSeq is SequenceNumber as a Runner saved it, kept in a second
+	// attribute: a checkpoint whose SequenceNumber is past its RunnerSeq
+	// was moved by something else, past records never handed over (a
+	// gap). "" when the checkpoint was not saved by a Runner of this
+	// version.
+	RunnerSeq string
+	// RecordTime is the ApproximateCreationDateTime of the record at
+	// RunnerSeq (zero when unknown): where such a gap begins.
+	RecordTime time.Time
 }
 
 // CheckpointStore persists per-shard progress. Save is called from one
@@ -43,10 +52,14 @@ const (
 	AttrSequenceNumber = "sequence_number"
 	AttrDone           = "done"
 	AttrUpdatedAt      = "updated_at"
+	AttrRunnerSeq      = "runner_sequence_number"
+	AttrRecordTime     = "record_time"
 )
 
 // DynamoCheckpoints keeps checkpoints in the checkpoints table: one item
-// per (consumer, shard_id) with sequence_number, done and updated_at.
+// per (consumer, shard_id) with sequence_number, done and updated_at, and
+// runner_sequence_number and record_time (Checkpoint.RunnerSeq,
+// RecordTime) when set.
 type DynamoCheckpoints struct {
 	api   DynamoDBAPI
 	table string
@@ -108,6 +121,12 @@ func (d *DynamoCheckpoints) Save(ctx context.Context, consumer string, cp Checkp
 	if cp.SequenceNumber != "" {
 		item[AttrSequenceNumber] = &types.AttributeValueMemberS{Value: cp.SequenceNumber}
 	}
+	if cp.RunnerSeq != "" {
+		item[AttrRunnerSeq] = &types.AttributeValueMemberS{Value: cp.RunnerSeq}
+	}
+	if !cp.RecordTime.IsZero() {
+		item[AttrRecordTime] = &types.AttributeValueMemberS{Value: cp.RecordTime.UTC().Format(time.RFC3339Nano)}
+	}
 	item[AttrDone] = &types.AttributeValueMemberBOOL{Value: cp.Done}
 	item[AttrUpdatedAt] = &types.AttributeValueMemberS{Value: d.now().UTC().Format(time.RFC3339Nano)}
 	if _, err := d.api.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(d.table), Item: item}); err != nil {
@@ -133,6 +152,14 @@ func fromItem(item map[string]types.AttributeValue) Checkpoint {
 	}
 	if v, ok := item[AttrDone].(*types.AttributeValueMemberBOOL); ok {
 		cp.Done = v.Value
+	}
+	if v, ok := item[AttrRunnerSeq].(*types.AttributeValueMemberS); ok {
+		cp.RunnerSeq = v.Value
+	}
+	if v, ok := item[AttrRecordTime].(*types.AttributeValueMemberS); ok {
+		if t, err := time.Parse(time.RFC3339Nano, v.Value); err == nil {
+			cp.RecordTime = t
+		}
 	}
 	return cp
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/streamfold/streamfold/internal/opsrec"
 )
 
 // Handler is the signature of a Lambda function subscribed to a DynamoDB
@@ -26,7 +28,27 @@ const (
 	DefaultPollInterval     = 250 * time.Millisecond
 	DefaultDescribeInterval = 10 * time.Second
 	DefaultRegion           = "us-east-1"
+	// DefaultHeartbeatInterval is the least time between two heartbeats
+	// (opsrec.Progress) of a shard.
+	DefaultHeartbeatInterval = time.Minute
 )
+
+// Starting positions of a shard without a checkpoint (Config.StartingPosition),
+// as an event source mapping's StartingPosition.
+const (
+	TrimHorizon = "trim_horizon"
+	Latest      = "latest"
+)
+
+// OpsStore records the gaps a Runner notices and its heartbeats in the
+// checkpoints table; opsrec.Store satisfies it. Progresses is read once,
+// when Run starts, and only if a checkpoint was not saved by a Runner
+// (to tell whether it was moved past records never handed over).
+type OpsStore interface {
+	PutGap(ctx context.Context, g opsrec.Gap) error
+	PutProgress(ctx context.Context, p opsrec.Progress) error
+	Progresses(ctx context.Context) ([]opsrec.Progress, error)
+}
 
 // Config configures a Runner.
 type Config struct {
@@ -61,6 +83,29 @@ type Config struct {
 	// closed shards fully read, open ones returned no records twice in a
 	// row.
 	UntilCaughtUp bool
+	// StartingPosition is where a shard without a checkpoint starts:
+	// TrimHorizon (the default: its oldest record) or Latest (after its
+	// newest record, skipping what it holds, as an event source mapping
+	// created at LATEST). Latest applies only to the shards of the
+	// stream's first description in a Run whose parent the consumer has no
+	// checkpoint for either; a shard that appears later (a child after a
+	// rollover) starts at TRIM_HORIZON, so nothing written after the start
+	// is skipped. A shard started at LATEST that held records is a gap
+	// (opsrec.GapLatest).
+	StartingPosition string
+	// Ops, when set, records the gaps the Runner notices (opsrec.Gap: a
+	// shard started at LATEST, records trimmed before they were read, a
+	// checkpoint moved past records never handed over, records given to
+	// OnPoison) and each shard's heartbeats (opsrec.Progress). Every gap is
+	// also logged ("gap" in the message, with the consumer, shard and
+	// kind), with or without Ops.
+	Ops OpsStore
+	// HeartbeatInterval is the least time between two heartbeats of a
+	// shard (Ops): one when the shard's first batch is handed over, then at
+	// most one per interval (while idle at the shard's tip too, with lag
+	// 0), and a last one when the shard's reading stops if records were
+	// handed over since. Default 1 min.
+	HeartbeatInterval time.Duration
 	// Region is copied into every record's awsRegion. Default us-east-1.
 	Region string
 	// OnPoison receives a record that exhausted its retries (or could not
@@ -95,6 +140,12 @@ func (c *Config) SetDefaults() {
 	if c.Region == "" {
 		c.Region = DefaultRegion
 	}
+	if c.StartingPosition == "" {
+		c.StartingPosition = TrimHorizon
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = DefaultHeartbeatInterval
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -107,6 +158,12 @@ func (c Config) Validate() error {
 		return errors.New("streamrun: Config.StreamARN: is required")
 	case c.Consumer == "":
 		return errors.New("streamrun: Config.Consumer: is required")
+	case opsrec.IsReserved(c.Consumer):
+		return fmt.Errorf("streamrun: Config.Consumer: %q is reserved for the operations records (prefix \"ops#\")", c.Consumer)
+	case c.StartingPosition != TrimHorizon && c.StartingPosition != Latest:
+		return fmt.Errorf("streamrun: Config.StartingPosition: must be %s or %s, got %q", TrimHorizon, Latest, c.StartingPosition)
+	case c.HeartbeatInterval <= 0:
+		return fmt.Errorf("streamrun: Config.HeartbeatInterval: must be positive, got %s", c.HeartbeatInterval)
 	case c.BatchSize < 1 || c.BatchSize > MaxBatchSize:
 		return fmt.Errorf("streamrun: Config.BatchSize: must be between 1 and %d, got %d", MaxBatchSize, c.BatchSize)
 	case c.BatchWindow < 0 || c.BatchWindow > MaxBatchWindow:
@@ -141,6 +198,9 @@ type Stats struct {
 	// Trimmed counts TrimmedDataAccessExceptions and vanished shards: each
 	// may have lost records.
 	Trimmed int64 `json:"trimmed"`
+	// Gaps counts the gaps noticed (each logged, and recorded through
+	// Config.Ops when set).
+	Gaps int64 `json:"gaps"`
 	// ShardsOpen is the number of shards in the last stream description
 	// that are not fully read (being read or waiting for their parent);
 	// ShardsDone those that are.

@@ -68,7 +68,7 @@ type Delivery struct {
 	Logger *slog.Logger
 
 	// Hooks of a Runner's statistics; nil when unused.
-	onInvoke          func(recs []events.DynamoDBEventRecord)
+	onInvoke          func(ctx context.Context, recs []events.DynamoDBEventRecord)
 	onRetry, onBisect func()
 }
 
@@ -212,7 +212,7 @@ type outcome struct {
 // not a SequenceNumber of the batch fails the whole batch (idx 0).
 func (d *Delivery) invoke(ctx context.Context, recs []events.DynamoDBEventRecord) outcome {
 	if d.onInvoke != nil {
-		d.onInvoke(recs)
+		d.onInvoke(ctx, recs)
 	}
 	resp, err := d.call(ctx, events.DynamoDBEvent{Records: recs})
 	if err != nil {

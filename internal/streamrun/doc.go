@@ -31,7 +31,10 @@
 //     of a partial failure and after each poisoned record. Done means the
 //     shard is closed and fully dealt with. A Runner starts each shard
 //     AFTER_SEQUENCE_NUMBER of its checkpoint, at TRIM_HORIZON when there is
-//     none. One Runner per consumer at a time (there is no lease).
+//     none (or at LATEST: Config.StartingPosition). One Runner per consumer
+//     at a time (there is no lease). A checkpoint also keeps the sequence
+//     number in a second attribute only a Runner writes, and the record's
+//     creation time, so that a checkpoint moved by something else is seen.
 //
 //   - Failures. A handler error (or a panic) fails the whole batch; with
 //     BisectOnError such a batch is split in halves, each retried on its
@@ -65,6 +68,27 @@
 //     backoff; a TrimmedDataAccessException (records older than the 24 hour
 //     retention) is logged at error level, counted in Stats.Trimmed, and the
 //     shard restarts at TRIM_HORIZON.
+//
+//   - Gaps. What may have been missed is noticed where it happens, logged
+//     (level warn, "gap" in the message, with the consumer, shard and kind)
+//     and recorded through Config.Ops (opsrec.Gap in the checkpoints table,
+//     which reconcile reads to narrow its window): a shard started at
+//     LATEST that held records (GapLatest, from its oldest record to the
+//     start); records trimmed before they were read, a checkpoint older
+//     than the trim horizon or a shard that vanished (GapTrimmed, from the
+//     last record read to the first read after); a checkpoint moved past
+//     records never handed over (GapSequenceJump: its sequence number is
+//     past the one the Runner saved, or, for a checkpoint no Runner saved,
+//     past the last heartbeat's record); every record given to OnPoison
+//     (GapDiscarded). DynamoDB Streams sequence numbers are not
+//     consecutive, so a jump between two records read in a row cannot be
+//     seen; reconcile, which reads the event table, is what is exact.
+//
+//   - Heartbeats. With Config.Ops, each shard writes an opsrec.Progress
+//     (last record, lag, records since the previous one) when its first
+//     batch is handed over, then at most once per HeartbeatInterval (also
+//     while idle at the tip, lag 0), and once more when its reading stops:
+//     one PutItem per interval and shard.
 //
 // Progress is visible through Runner.Stats and Config.Progress: batches,
 // records, retries, poisoned records and the lag of the last record handed

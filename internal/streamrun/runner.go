@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
+	"github.com/streamfold/streamfold/internal/opsrec"
 	"github.com/streamfold/streamfold/internal/retry"
 )
 
@@ -43,7 +44,7 @@ type Runner struct {
 
 	running atomic.Bool
 
-	batches, records, retries, bisections, poisoned, expired, trimmed, lagMillis atomic.Int64
+	batches, records, retries, bisections, poisoned, expired, trimmed, lagMillis, gaps atomic.Int64
 
 	mu                     sync.Mutex
 	shardsOpen, shardsDone int
@@ -86,6 +87,7 @@ func (r *Runner) Stats() Stats {
 		Poisoned:         r.poisoned.Load(),
 		ExpiredIterators: r.expired.Load(),
 		Trimmed:          r.trimmed.Load(),
+		Gaps:             r.gaps.Load(),
 		ShardsOpen:       open,
 		ShardsDone:       done,
 		LagMillis:        r.lagMillis.Load(),
@@ -147,6 +149,11 @@ type shardState struct {
 	inDesc     bool // in the last description
 	status     shardStatus
 	cp         Checkpoint
+	// latest: start at LATEST (Config.StartingPosition, no checkpoint).
+	latest bool
+	// beat is the consumer's last heartbeat on the shard, read when its
+	// checkpoint was not saved by a Runner (nil otherwise).
+	beat *opsrec.Progress
 }
 
 type workerResult struct {
@@ -160,6 +167,8 @@ func (r *Runner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	beats := r.loadBeats(ctx, cps)
+	initial := true
 	wctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() {
@@ -190,7 +199,8 @@ func (r *Runner) run(ctx context.Context) error {
 				return fmt.Errorf("streamrun: describe stream %s: %w", r.cfg.StreamARN, err)
 			default:
 				describeFailures = 0
-				r.merge(shards, desc, cps)
+				r.merge(shards, desc, cps, beats, initial)
+				initial = false
 				for _, s := range r.startable(shards) {
 					s.status = reading
 					running++
@@ -257,6 +267,35 @@ func (r *Runner) loadCheckpoints(ctx context.Context) (map[string]Checkpoint, er
 	}
 }
 
+// loadBeats returns the consumer's last heartbeats by shard when a
+// checkpoint was not saved by a Runner (it has a SequenceNumber but no
+// RunnerSeq): a worker compares such a checkpoint with its shard's last
+// heartbeat. Nil otherwise, or without Ops; a failure is logged only.
+func (r *Runner) loadBeats(ctx context.Context, cps map[string]Checkpoint) map[string]opsrec.Progress {
+	if r.cfg.Ops == nil {
+		return nil
+	}
+	need := false
+	for _, cp := range cps {
+		need = need || (cp.SequenceNumber != "" && cp.RunnerSeq == "" && !cp.Done)
+	}
+	if !need {
+		return nil
+	}
+	all, err := r.cfg.Ops.Progresses(ctx)
+	if err != nil {
+		r.log.Warn("streamrun: reading the heartbeats failed: checkpoints not saved by a runner are not checked", "err", err)
+		return nil
+	}
+	out := map[string]opsrec.Progress{}
+	for _, p := range all {
+		if p.Consumer == r.cfg.Consumer {
+			out[p.Shard] = p
+		}
+	}
+	return out
+}
+
 // describe returns every shard of the stream, following the pagination.
 func (r *Runner) describe(ctx context.Context) ([]stypes.Shard, error) {
 	var out []stypes.Shard
@@ -278,8 +317,10 @@ func (r *Runner) describe(ctx context.Context) ([]stypes.Shard, error) {
 	}
 }
 
-// merge folds a description into the known shards.
-func (r *Runner) merge(shards map[string]*shardState, desc []stypes.Shard, cps map[string]Checkpoint) {
+// merge folds a description into the known shards. In the initial
+// description, with StartingPosition Latest, a shard without a checkpoint
+// whose parent has none either starts at LATEST.
+func (r *Runner) merge(shards map[string]*shardState, desc []stypes.Shard, cps map[string]Checkpoint, beats map[string]opsrec.Progress, initial bool) {
 	for _, s := range shards {
 		s.inDesc = false
 	}
@@ -293,6 +334,11 @@ func (r *Runner) merge(shards map[string]*shardState, desc []stypes.Shard, cps m
 				if cp.Done {
 					s.status = done
 				}
+				if b, ok := beats[id]; ok {
+					s.beat = &b
+				}
+			} else if _, parentRead := cps[aws.ToString(d.ParentShardId)]; initial && r.cfg.StartingPosition == Latest && !parentRead {
+				s.latest = true
 			}
 			shards[id] = s
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
+	"github.com/streamfold/streamfold/internal/opsrec"
 	"github.com/streamfold/streamfold/internal/retry"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
@@ -45,6 +46,19 @@ type worker struct {
 	emptyPolls  int  // consecutive GetRecords that returned nothing
 	pending     []pending
 	delivery    *Delivery // hands batches to the handler
+
+	latest   bool      // start at LATEST (no checkpoint, StartingPosition Latest)
+	lastTime time.Time // ApproximateCreationDateTime of lastFetched (zero: unknown)
+	// gap is a gap noticed whose end is not known yet: it is recorded
+	// when the next record is fetched (its time is the end), when a fetch
+	// returns nothing, or when the worker stops.
+	gap *opsrec.Gap
+	// Heartbeat state (Config.Ops): the last one written, the records
+	// handed over since, and the newest record handed over.
+	beatAt, beatSince time.Time
+	beatRecords       int64
+	beatSeq           string
+	beatTime          time.Time
 }
 
 func (r *Runner) newWorker(s *shardState) *worker {
@@ -53,11 +67,18 @@ func (r *Runner) newWorker(s *shardState) *worker {
 		log:         r.log.With("shard", s.id),
 		position:    s.cp.SequenceNumber,
 		lastFetched: s.cp.SequenceNumber,
+		latest:      s.latest,
+		lastTime:    s.cp.RecordTime,
+		beatSince:   r.now(),
 	}
+	w.checkMoved(s.cp, s.beat)
 	w.delivery = &Delivery{
 		Handler: r.h, BatchSize: r.cfg.BatchSize, MaxRetryAttempts: r.cfg.MaxRetryAttempts, BisectOnError: r.cfg.BisectOnError,
 		OnFailure: w.quarantine, Done: w.checkpoint, Backoff: r.backoff, Logger: w.log,
-		onInvoke: r.observe,
+		onInvoke: func(ctx context.Context, recs []events.DynamoDBEventRecord) {
+			r.observe(recs)
+			w.beat(ctx, recs)
+		},
 		onRetry:  func() { r.retries.Add(1) },
 		onBisect: func() { r.bisections.Add(1) },
 	}
@@ -65,7 +86,13 @@ func (r *Runner) newWorker(s *shardState) *worker {
 }
 
 // run reads the shard until it is done (or, with UntilCaughtUp, drained).
+// When it stops, a gap still open is recorded and a last heartbeat written.
 func (w *worker) run(ctx context.Context) (shardStatus, error) {
+	defer w.stop(ctx)
+	return w.read(ctx)
+}
+
+func (w *worker) read(ctx context.Context) (shardStatus, error) {
 	cfg := &w.r.cfg
 	w.log.Debug("streamrun: reading shard", "after", w.position)
 	for {
@@ -78,7 +105,7 @@ func (w *worker) run(ctx context.Context) (shardStatus, error) {
 		if len(w.pending) == 0 {
 			switch {
 			case w.ended || w.gone:
-				if err := w.save(ctx, Checkpoint{ShardID: w.id, SequenceNumber: w.position, Done: true}); err != nil {
+				if err := w.save(ctx, Checkpoint{ShardID: w.id, SequenceNumber: w.position, Done: true, RunnerSeq: w.position}); err != nil {
 					return reading, err
 				}
 				w.log.Debug("streamrun: shard done", "last", w.position)
@@ -86,6 +113,7 @@ func (w *worker) run(ctx context.Context) (shardStatus, error) {
 			case cfg.UntilCaughtUp && !w.closed && w.emptyPolls >= 2:
 				return drained, nil
 			}
+			w.idle(ctx)
 			if err := retry.Sleep(ctx, cfg.PollInterval); err != nil {
 				return reading, err
 			}
@@ -168,6 +196,7 @@ func (w *worker) fetch(ctx context.Context) (int, error) {
 				w.r.trimmed.Add(1)
 				w.log.Error("streamrun: TRIMMED: records after our position are gone from the stream (older than 24h); records may have been lost, restarting at TRIM_HORIZON",
 					"after", w.lastFetched, "err", err)
+				w.openGap(opsrec.GapTrimmed, "trimmed: the records after "+orStart(w.lastFetched)+" were gone from the stream (TrimmedDataAccessException) before they were read")
 				w.iter, trimHorizon = nil, true
 			case isNotFound(err):
 				w.vanished(err)
@@ -188,14 +217,18 @@ func (w *worker) fetch(ctx context.Context) (int, error) {
 		if w.iter == nil {
 			w.ended = true
 		}
-		got := 0
+		got, seen := 0, false
 		for _, rec := range out.Records {
 			var seq string
 			if rec.Dynamodb != nil {
 				seq = aws.ToString(rec.Dynamodb.SequenceNumber)
 			}
 			if seq != "" && w.lastFetched != "" && streamimage.CompareSeq(seq, w.lastFetched) <= 0 {
+				seen = true
 				continue // already seen (a restart at TRIM_HORIZON)
+			}
+			if w.gap != nil {
+				w.closeGap(ctx, seen, seq, recordTime(rec))
 			}
 			lr, err := streamimage.LambdaRecord(rec, cfg.StreamARN, cfg.Region)
 			if err != nil {
@@ -208,12 +241,15 @@ func (w *worker) fetch(ctx context.Context) (int, error) {
 			}
 			w.pending = append(w.pending, pending{rec: lr, seq: seq, convErr: err})
 			if seq != "" {
-				w.lastFetched = seq
+				w.lastFetched, w.lastTime = seq, recordTime(rec)
 			}
 			got++
 		}
 		if got == 0 {
 			w.emptyPolls++
+			if w.gap != nil {
+				w.closeGap(ctx, seen, "", time.Time{})
+			}
 		} else {
 			w.emptyPolls = 0
 		}
@@ -227,7 +263,9 @@ func (w *worker) acquire(ctx context.Context, trimHorizon bool) error {
 	failures := 0
 	for {
 		in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(w.r.cfg.StreamARN), ShardId: aws.String(w.id)}
-		if w.lastFetched == "" || trimHorizon {
+		if w.latest && w.lastFetched == "" && !trimHorizon {
+			in.ShardIteratorType = stypes.ShardIteratorTypeLatest
+		} else if w.lastFetched == "" || trimHorizon {
 			in.ShardIteratorType = stypes.ShardIteratorTypeTrimHorizon
 		} else {
 			in.ShardIteratorType = stypes.ShardIteratorTypeAfterSequenceNumber
@@ -240,6 +278,10 @@ func (w *worker) acquire(ctx context.Context, trimHorizon bool) error {
 			if w.iter == nil {
 				w.ended = true
 			}
+			if in.ShardIteratorType == stypes.ShardIteratorTypeLatest {
+				w.latest = false // once: a later re-acquire never skips again
+				w.startedLatest(ctx)
+			}
 			return nil
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -247,6 +289,7 @@ func (w *worker) acquire(ctx context.Context, trimHorizon bool) error {
 			w.r.trimmed.Add(1)
 			w.log.Error("streamrun: TRIMMED: our position is older than the stream's trim horizon; records may have been lost, restarting at TRIM_HORIZON",
 				"after", w.lastFetched, "err", err)
+			w.openGap(opsrec.GapTrimmed, "trimmed: the checkpoint's position "+w.lastFetched+" is older than the stream's trim horizon (TrimmedDataAccessException): the records after it were gone before they were read")
 			trimHorizon = true
 		case isNotFound(err):
 			w.vanished(err)
@@ -270,6 +313,7 @@ func (w *worker) vanished(err error) {
 	w.r.trimmed.Add(1)
 	w.log.Error("streamrun: TRIMMED: shard no longer exists; its unread records are lost, treating it as done",
 		"after", w.lastFetched, "err", err)
+	w.openGap(opsrec.GapTrimmed, "trimmed: the shard no longer exists; its records after "+orStart(w.lastFetched)+" were never read")
 	w.gone, w.iter = true, nil
 }
 
@@ -304,6 +348,9 @@ func (w *worker) quarantine(ctx context.Context, rec events.DynamoDBEventRecord,
 		return fmt.Errorf("streamrun: shard %s: OnPoison for record %s: %w", w.id, seq, err)
 	}
 	w.r.poisoned.Add(1)
+	t := rec.Change.ApproximateCreationDateTime.Time
+	w.noteGap(ctx, opsrec.Gap{Kind: opsrec.GapDiscarded, FirstSeq: seq, LastSeq: seq, From: t, To: t, Records: 1,
+		Detail: fmt.Sprintf("discarded: record %s (event %s) given to OnPoison (the dead-letter table) after its retries: %v", seq, rec.EventID, cause)})
 	return nil
 }
 
@@ -321,7 +368,21 @@ func (w *worker) checkpoint(ctx context.Context, seq string) error {
 		return nil
 	}
 	w.position = seq
-	return w.save(ctx, Checkpoint{ShardID: w.id, SequenceNumber: seq})
+	return w.save(ctx, Checkpoint{ShardID: w.id, SequenceNumber: seq, RunnerSeq: seq, RecordTime: w.timeOf(seq)})
+}
+
+// timeOf is the creation time of the pending or last fetched record seq
+// (zero when unknown).
+func (w *worker) timeOf(seq string) time.Time {
+	for _, p := range w.pending {
+		if p.seq == seq {
+			return p.rec.Change.ApproximateCreationDateTime.Time
+		}
+	}
+	if seq == w.lastFetched {
+		return w.lastTime
+	}
+	return time.Time{}
 }
 
 // save writes a checkpoint, retrying transient errors. It goes on for a
