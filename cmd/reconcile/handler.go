@@ -22,11 +22,12 @@ import (
 //	{"from": "2026-03-01T00:00:00Z", "to": "2026-03-02T00:00:00Z"}  a fixed window
 //	{"heal": true}                                            heal too (RECONCILE_HEAL must be true)
 type Request struct {
-	// Since is the window's length back from now, a Go duration ("26h").
-	// Default: RECONCILE_WINDOW.
+	// Since is the window's length back from To (or now), a Go duration
+	// ("26h"). Default: RECONCILE_WINDOW.
 	Since string `json:"since,omitempty"`
-	// From and To (RFC 3339) are a fixed window [From, To), instead of
-	// Since; To defaults to now.
+	// From and To (RFC 3339) bound the window [From, To); From instead of
+	// Since. Without To the window ends now, less package reconcile's
+	// settle time (the consumers' last minutes are left to them).
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
 	// Heal feeds the missing events through the consumers' paths. Default:
@@ -43,7 +44,9 @@ type Response struct {
 	Gaps int `json:"gaps"`
 }
 
-// window is what one run checks.
+// window is what one run checks: events recorded in [From, To). A zero
+// To is package reconcile's default (now less its settle time, so that
+// the consumers' last minutes are left to them).
 type window struct {
 	From, To time.Time
 	Heal     bool
@@ -68,7 +71,8 @@ type handler struct {
 
 // window resolves a request against the defaults.
 func (h *handler) window(req Request) (window, error) {
-	w := window{Heal: h.settings.heal, To: h.now().UTC()}
+	now := h.now().UTC()
+	w := window{Heal: h.settings.heal}
 	if req.Heal != nil {
 		w.Heal = *req.Heal
 	}
@@ -99,12 +103,20 @@ func (h *handler) window(req Request) (window, error) {
 				return w, fmt.Errorf("%w: since %q: want a positive duration such as 26h", ErrRequest, req.Since)
 			}
 		}
-		w.From = w.To.Add(-d)
+		w.From = end(w, now).Add(-d)
 	}
-	if !w.From.Before(w.To) {
-		return w, fmt.Errorf("%w: from %s is not before to %s", ErrRequest, w.From.Format(time.RFC3339), w.To.Format(time.RFC3339))
+	if !w.From.Before(end(w, now)) {
+		return w, fmt.Errorf("%w: from %s is not before to %s", ErrRequest, w.From.Format(time.RFC3339), end(w, now).Format(time.RFC3339))
 	}
 	return w, nil
+}
+
+// end is where the window ends for its validation: To, or now.
+func end(w window, now time.Time) time.Time {
+	if w.To.IsZero() {
+		return now
+	}
+	return w.To
 }
 
 // Handle runs one reconcile. The payload is decoded strictly: a misspelt
@@ -123,7 +135,7 @@ func (h *handler) Handle(ctx context.Context, payload json.RawMessage) (Response
 		h.log.Error("reconcile refused", "err", err)
 		return Response{}, err
 	}
-	h.log.Info("reconcile started", "from", w.From, "to", w.To, "heal", w.Heal)
+	h.log.Info("reconcile started", "from", w.From, "to", w.To, "heal", w.Heal) // to zero: now less the settle time
 	start := h.now()
 	res, err := h.run(ctx, w)
 	elapsed := h.now().Sub(start)

@@ -28,6 +28,9 @@ func (f *fakeRun) run(_ context.Context, w window) (opsrec.Result, error) {
 	f.calls = append(f.calls, w)
 	r := f.res
 	r.From, r.To, r.Heal = w.From, w.To, w.Heal
+	if r.To.IsZero() {
+		r.To = clock // as package reconcile would (less its settle time)
+	}
 	return r, f.err
 }
 
@@ -45,15 +48,16 @@ func TestHandleWindow(t *testing.T) {
 		payload string
 		want    window
 	}{
-		{"empty payload: the default window", false, ``, window{From: clock.Add(-26 * time.Hour), To: clock}},
-		{"null payload", false, `null`, window{From: clock.Add(-26 * time.Hour), To: clock}},
-		{"scheduler input", false, `{"since":"24h","heal":false}`, window{From: clock.Add(-24 * time.Hour), To: clock}},
-		{"since", false, `{"since":"72h"}`, window{From: clock.Add(-72 * time.Hour), To: clock}},
+		{"empty payload: the default window", false, ``, window{From: clock.Add(-26 * time.Hour)}},
+		{"null payload", false, `null`, window{From: clock.Add(-26 * time.Hour)}},
+		{"scheduler input", false, `{"since":"24h","heal":false}`, window{From: clock.Add(-24 * time.Hour)}},
+		{"since", false, `{"since":"72h"}`, window{From: clock.Add(-72 * time.Hour)}},
+		{"since before to", false, `{"since":"48h","to":"2026-03-02T00:00:00Z"}`, window{From: day("2026-02-28T00:00:00Z"), To: day("2026-03-02T00:00:00Z")}},
 		{"fixed window", false, `{"from":"2026-03-01T00:00:00Z","to":"2026-03-02T00:00:00Z"}`, window{From: day("2026-03-01T00:00:00Z"), To: day("2026-03-02T00:00:00Z")}},
-		{"from with an offset, to now", false, `{"from":"2026-03-09T02:00:00+02:00"}`, window{From: day("2026-03-09T00:00:00Z"), To: clock}},
-		{"heal by default", true, `{}`, window{From: clock.Add(-26 * time.Hour), To: clock, Heal: true}},
-		{"heal asked and allowed", true, `{"heal":true}`, window{From: clock.Add(-26 * time.Hour), To: clock, Heal: true}},
-		{"false overrides a true default", true, `{"heal":false}`, window{From: clock.Add(-26 * time.Hour), To: clock}},
+		{"from with an offset, to now", false, `{"from":"2026-03-09T02:00:00+02:00"}`, window{From: day("2026-03-09T00:00:00Z")}},
+		{"heal by default", true, `{}`, window{From: clock.Add(-26 * time.Hour), Heal: true}},
+		{"heal asked and allowed", true, `{"heal":true}`, window{From: clock.Add(-26 * time.Hour), Heal: true}},
+		{"false overrides a true default", true, `{"heal":false}`, window{From: clock.Add(-26 * time.Hour)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +93,8 @@ func TestHandleRefuses(t *testing.T) {
 		{"bad from", false, `{"from":"yesterday"}`, `from "yesterday": want RFC 3339`},
 		{"bad to", false, `{"to":"2026-03-01"}`, `to "2026-03-01": want RFC 3339`},
 		{"empty window", false, `{"from":"2026-03-02T00:00:00Z","to":"2026-03-02T00:00:00Z"}`, "from 2026-03-02T00:00:00Z is not before to 2026-03-02T00:00:00Z"},
-		{"from after to", false, `{"from":"2026-03-11T00:00:00Z"}`, "from 2026-03-11T00:00:00Z is not before to 2026-03-10T05:30:00Z"},
+		{"from after now", false, `{"from":"2026-03-11T00:00:00Z"}`, "from 2026-03-11T00:00:00Z is not before to 2026-03-10T05:30:00Z"},
+		{"from after to", false, `{"from":"2026-03-02T00:00:00Z","to":"2026-03-01T00:00:00Z"}`, "from 2026-03-02T00:00:00Z is not before to 2026-03-01T00:00:00Z"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
