@@ -60,8 +60,9 @@ func main() {
 		log.Error("reconcile", "err", err)
 		os.Exit(1)
 	}
-	log.Info("reconcile configured", "tables", s.deployment(), "bucket", s.archive.Bucket, "catalog", s.archive.Catalog,
-		"namespace", s.archive.Namespace, "window", s.window.String(), "heal", s.heal)
+	log.Info("reconcile configured", "tables", s.deployment(), "bucket", s.archive.Bucket, "archive_prefix", s.archive.Prefix,
+		"expected_bucket_owner", s.archive.ExpectedBucketOwner, "catalog", s.archive.Catalog, "namespace", s.archive.Namespace,
+		"window", s.window.String(), "heal", s.heal)
 	h := &handler{run: run, settings: s, metrics: os.Stdout, log: log, now: time.Now, deployment: s.deployment()}
 	lambda.Start(h.Handle)
 }
