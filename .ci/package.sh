@@ -11,7 +11,7 @@
 #     zip bytes, so the source_code_hash changes only when the code does;
 #   - a function whose cmd/<name> does not exist (yet) is skipped with a warning.
 #
-# Environment: DIST (default dist), FUNCTIONS (default "projector archiver ingest api"),
+# Environment: DIST (default dist), FUNCTIONS (default "projector archiver ingest api reconcile"),
 # PACKAGE_GOARCH (default arm64, the architecture terraform/lambda.tf deploys; a GOARCH
 # in the environment is ignored, so it can never change a deployable zip by accident): the Lambda test
 # tier (internal/lambdatier) runs this same script with it set to the host's
@@ -24,7 +24,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 DIST="${DIST:-dist}"
-FUNCTIONS="${FUNCTIONS:-projector archiver ingest api}"
+FUNCTIONS="${FUNCTIONS:-projector archiver ingest api reconcile}"
 ARCH="${PACKAGE_GOARCH:-arm64}"
 case "$ARCH" in
   arm64 | amd64) ;;

@@ -11,9 +11,9 @@ import (
 // stream consumers), from lambda_reserved_concurrency.
 func TestReservedConcurrency(t *testing.T) {
 	_, ev := loadEvaluated(t, evalOptions{Vars: map[string]cty.Value{"lambda_reserved_concurrency": cty.MapVal(map[string]cty.Value{
-		"projector": cty.NumberIntVal(3), "archiver": cty.NumberIntVal(4), "ingest": cty.NumberIntVal(5), "api": cty.NumberIntVal(-1),
+		"projector": cty.NumberIntVal(3), "archiver": cty.NumberIntVal(4), "ingest": cty.NumberIntVal(5), "api": cty.NumberIntVal(-1), "reconcile": cty.NumberIntVal(2),
 	})}})
-	want := map[string]int64{"projector": 3, "archiver": 4, "ingest": 5, "api": -1}
+	want := map[string]int64{"projector": 3, "archiver": 4, "ingest": 5, "api": -1, "reconcile": 2}
 	for _, in := range ev.instancesOf("resource", "aws_lambda_function") {
 		v := attr(in.Obj, "reserved_concurrent_executions")
 		if v == cty.NilVal || v.IsNull() {

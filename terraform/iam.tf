@@ -1,5 +1,6 @@
 # Each function's inline policy: only the actions its code calls, on the
-# resources it touches, by their own ARNs. No "*" action anywhere and no "*"
+# resources it touches, by their own ARNs (reconcile's is in reconcile.tf,
+# its writes only with var.reconcile_heal). No "*" action anywhere and no "*"
 # resource. The few wildcard resources are listed, with their reasons, in
 # terraform/iam_test.go's allow-list and in a comment at each use:
 #
@@ -7,8 +8,8 @@
 #     streams; the stream label is not known before the call);
 #   - "<log group>:*" for logs:CreateLogStream/PutLogEvents (Lambda names
 #     the log streams at run time);
-#   - "<bucket>/<prefix>/*" for the archiver's object actions (object keys
-#     are made at run time);
+#   - "<bucket>/<prefix>/*" for the archiver's and reconcile's object
+#     actions (object keys are made at run time);
 #   - "table/<archive database>/*" for the archiver's glue:GetTables (it
 #     lists the database's tables; the request names no table);
 #   - "<failures bucket>/aws/lambda/*" for the stream consumers' s3:PutObject

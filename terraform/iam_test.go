@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/streamfold/streamfold/schema"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // wildcardAllowed lists every resource with a '*' that a policy may grant,
@@ -28,6 +29,8 @@ var wildcardAllowed = []struct {
 	{"archiver", `arn:fake:aws_cloudwatch_log_group.function["archiver"]:*`, "Lambda names the log streams of the function's own group at run time"},
 	{"ingest", `arn:fake:aws_cloudwatch_log_group.function["ingest"]:*`, "Lambda names the log streams of the function's own group at run time"},
 	{"api", `arn:fake:aws_cloudwatch_log_group.function["api"]:*`, "Lambda names the log streams of the function's own group at run time"},
+	{"reconcile", "arn:fake:aws_s3_bucket.archive/archive/*", "object keys under the archive prefix are made at run time (read; written only with reconcile_heal)"},
+	{"reconcile", `arn:fake:aws_cloudwatch_log_group.function["reconcile"]:*`, "Lambda names the log streams of the function's own group at run time"},
 }
 
 // unmanagedAllowed lists every resource a policy may name that this
@@ -38,10 +41,13 @@ var wildcardAllowed = []struct {
 func unmanagedAllowed() []struct{ function, resource, reason string } {
 	out := []struct{ function, resource, reason string }{
 		{"archiver", glueCatalogARN, "Glue authorises every table and database call on the account's Data Catalog too"},
+		{"reconcile", glueCatalogARN, "Glue authorises every table and database call on the account's Data Catalog too"},
 	}
 	for _, n := range archiveTableNames() {
 		out = append(out, struct{ function, resource, reason string }{"archiver", glueTableARN(n),
 			"the archive's Iceberg table " + n + ", created and evolved by the archiver (generated/iceberg_tables.json)"})
+		out = append(out, struct{ function, resource, reason string }{"reconcile", glueTableARN(n),
+			"the archive's Iceberg table " + n + ", read by reconcile (and committed to when it heals)"})
 	}
 	return out
 }
@@ -90,6 +96,10 @@ func statements(ev *evaluated) map[string][]policyStatement {
 	}
 	return out
 }
+
+// schedulerRoles are the roles (and their inline policies) EventBridge
+// Scheduler assumes, not functions: maintenance.tf's and reconcile.tf's.
+var schedulerRoles = map[string]bool{"scheduler": true, "reconcile_scheduler": true}
 
 // checkIAM reports every IAM problem: wildcard actions, wildcard resources
 // outside the allow-list, roles shared or missing, and any difference
@@ -186,8 +196,8 @@ func checkIAM(ev *evaluated, expected map[string][]grant) []string {
 		roles[role] = f.Addr
 	}
 	for _, r := range ev.instancesOf("resource", "aws_iam_role") {
-		if r.Block.Name == "scheduler" {
-			continue // EventBridge Scheduler's role: maintenance_test.go
+		if schedulerRoles[r.Block.Name] {
+			continue // EventBridge Scheduler's roles: maintenance_test.go, reconcile_test.go
 		}
 		if got := getStr(r.Obj, "assume_role_policy"); got != "json:data.aws_iam_policy_document.lambda_assume" {
 			errs = append(errs, fmt.Sprintf("%s: assume_role_policy %q, want data.aws_iam_policy_document.lambda_assume.json", r.Addr, got))
@@ -202,8 +212,8 @@ func checkIAM(ev *evaluated, expected map[string][]grant) []string {
 	}
 	perRole := map[string]int{}
 	for _, p := range ev.instancesOf("resource", "aws_iam_role_policy") {
-		if p.Block.Name == "scheduler" {
-			continue // EventBridge Scheduler's role: maintenance_test.go
+		if schedulerRoles[p.Block.Name] {
+			continue // EventBridge Scheduler's roles: maintenance_test.go, reconcile_test.go
 		}
 		role := getStr(p.Obj, "role")
 		perRole[role]++
@@ -280,8 +290,14 @@ func projectionTables() []schema.Table {
 // package's DynamoAPI/DeadLetterAPI/PutItemAPI/TagLister/secretGetter
 // interfaces and the archiver's S3 interface). Projection tables and
 // their indexes come from schema.Tables(), so a new table or index there
-// that Terraform does not grant fails the test.
-func expectedGrants() map[string][]grant {
+// that Terraform does not grant fails the test. Reconcile's are those of
+// the default reconcile_heal = false (expectedGrantsHealing for true).
+func expectedGrants() map[string][]grant { return expectedGrantsHealing(false) }
+
+// expectedGrantsHealing is expectedGrants with reconcile_heal = heal: only
+// then does reconcile get the projector's and the archiver's writes (the
+// paths heal feeds the missing events through).
+func expectedGrantsHealing(heal bool) map[string][]grant {
 	g := map[string][]grant{}
 	add := func(fn string, resources []string, actions ...string) {
 		for _, a := range actions {
@@ -339,7 +355,29 @@ func expectedGrants() map[string][]grant {
 	add("api", projIndexes, "dynamodb:Query")
 	add("api", []string{events}, "dynamodb:Query")
 	add("api", []string{"arn:fake:aws_secretsmanager_secret.api_token", "arn:fake:aws_secretsmanager_secret.cursor_key"}, "secretsmanager:GetSecretValue")
-	for _, fn := range []string{"projector", "archiver", "ingest", "api"} {
+	// Reconcile (package reconcile, cmd/reconcile): a Scan of the event
+	// table, projector.Check's BatchGetItem of the folded states, the
+	// operations records (opsrec: Gaps' Query, PutResult's PutItem), the
+	// archive read through the catalog (GetTable, GetObject, ListBucket for
+	// 404s).
+	add("reconcile", []string{events}, "dynamodb:Scan")
+	add("reconcile", []string{tableARN(schema.TableAggregates)}, "dynamodb:BatchGetItem")
+	add("reconcile", []string{tableARN(schema.TableCheckpoints)}, "dynamodb:PutItem", "dynamodb:Query")
+	add("reconcile", []string{"arn:fake:aws_s3_bucket.archive/archive/*"}, "s3:GetObject")
+	add("reconcile", []string{"arn:fake:aws_s3_bucket.archive"}, "s3:ListBucket")
+	add("reconcile", tables, "glue:GetTable")
+	if heal {
+		// The events to heal read by key; the projector's commit (as the
+		// projector, without dead letters: heal feeds only missing events);
+		// the archiver's batch (as the archiver, without listing tables).
+		add("reconcile", []string{events}, "dynamodb:BatchGetItem")
+		add("reconcile", []string{tableARN(schema.TableAggregates)}, "dynamodb:PutItem")
+		add("reconcile", projTables, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
+		add("reconcile", []string{"arn:fake:aws_s3_bucket.archive/archive/*"}, "s3:PutObject", "s3:DeleteObject")
+		add("reconcile", []string{glueCatalogARN, glueDatabase}, "glue:GetDatabase")
+		add("reconcile", tables, "glue:CreateTable", "glue:UpdateTable")
+	}
+	for _, fn := range []string{"projector", "archiver", "ingest", "api", "reconcile"} {
 		add(fn, logs(fn), "logs:CreateLogStream", "logs:PutLogEvents")
 	}
 	return g
@@ -352,6 +390,31 @@ func TestIAM(t *testing.T) {
 	}
 	for _, e := range checkIAM(ev, expectedGrants()) {
 		t.Error(e)
+	}
+}
+
+// TestIAMReconcileHeal: with reconcile_heal = true, reconcile's policy
+// grants exactly the read grants plus the consumers' writes heal uses; the
+// default (false) grants no write but its own result (TestIAM).
+func TestIAMReconcileHeal(t *testing.T) {
+	_, ev := loadEvaluated(t, evalOptions{Vars: map[string]cty.Value{"reconcile_heal": cty.True}})
+	for _, e := range checkIAM(ev, expectedGrantsHealing(true)) {
+		t.Error(e)
+	}
+	// Without heal, no write action on anything but the checkpoints table
+	// (its result) and its own log group.
+	_, ev = loadEvaluated(t, evalOptions{})
+	for _, st := range statements(ev)["reconcile"] {
+		for _, a := range st.actions {
+			if !strings.Contains(a, "Put") && !strings.Contains(a, "Update") && !strings.Contains(a, "Delete") && !strings.Contains(a, "Create") {
+				continue
+			}
+			for _, r := range st.resources {
+				if r != tableARN(schema.TableCheckpoints) && !strings.HasPrefix(r, `arn:fake:aws_cloudwatch_log_group.function["reconcile"]`) {
+					t.Errorf("reconcile_heal = false: statement %q grants %s on %s", st.sid, a, r)
+				}
+			}
+		}
 	}
 }
 
@@ -375,6 +438,8 @@ func TestIAMCatchesProblems(t *testing.T) {
 				`aws_lambda_function.function["ingest"]: role "arn:fake:aws_iam_role.function[\"projector\"]", want its own role arn:fake:aws_iam_role.function["ingest"]`,
 				`aws_lambda_function.function["api"] and aws_lambda_function.function["ingest"] share the role arn:fake:aws_iam_role.function["projector"]`,
 				`aws_lambda_function.function["api"] and aws_lambda_function.function["projector"] share the role arn:fake:aws_iam_role.function["projector"]`,
+				`aws_lambda_function.function["reconcile"]: role "arn:fake:aws_iam_role.function[\"projector\"]", want its own role arn:fake:aws_iam_role.function["reconcile"]`,
+				`aws_lambda_function.function["api"] and aws_lambda_function.function["reconcile"] share the role arn:fake:aws_iam_role.function["projector"]`,
 			},
 		},
 		{
@@ -434,6 +499,8 @@ func TestIAMCatchesProblems(t *testing.T) {
 				"archiver: policy grants glue:CreateTable on arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/other, which cmd/archiver does not use",
 				"archiver: policy grants glue:GetTable on arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/other, which cmd/archiver does not use",
 				"archiver: policy grants glue:UpdateTable on arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/other, which cmd/archiver does not use",
+				`data.aws_iam_policy_document.reconcile statement "GlueReadArchiveTables": resource "arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/other" is not the ARN of a resource this configuration manages (nor in iam_test.go's unmanagedAllowed)`,
+				"reconcile: policy grants glue:GetTable on arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/other, which cmd/reconcile does not use",
 			},
 		},
 		{

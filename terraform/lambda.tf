@@ -1,4 +1,4 @@
-# The four Lambda functions, one per cmd/<name> main package, built by
+# The five Lambda functions, one per cmd/<name> main package, built by
 # `make package` (.ci/package.sh) into <package_dir>/<name>.zip: Go for
 # linux/arm64 with CGO_ENABLED=0, runtime provided.al2023, handler
 # "bootstrap". Each function has its own log group, role and inline policy
@@ -51,6 +51,24 @@ locals {
         STREAMFOLD_CURSOR_KEY_SECRET_ARN = aws_secretsmanager_secret.cursor_key.arn
       }
     }
+    reconcile = {
+      description = "streamfold reconcile: checks that every event of the event table was projected and archived, on a schedule (reconcile.tf), and heals when allowed (cmd/reconcile)"
+      # The tables and the archive, as the projector and the archiver see
+      # them; RECONCILE_WINDOW/HEAL: the defaults of an on-demand
+      # invocation, and RECONCILE_HEAL also whether it may heal at all
+      # (its role has the consumers' writes only then: reconcile.tf).
+      environment = {
+        STREAMFOLD_PREFIX    = var.prefix
+        STREAMFOLD_STAGE     = var.stage
+        ARCHIVE_BUCKET       = aws_s3_bucket.archive.bucket
+        ARCHIVE_PREFIX       = var.archive_prefix
+        ARCHIVE_BUCKET_OWNER = data.aws_caller_identity.current.account_id
+        ARCHIVE_CATALOG      = "glue"
+        ARCHIVE_NAMESPACE    = aws_glue_catalog_database.archive.name
+        RECONCILE_WINDOW     = var.reconcile_window
+        RECONCILE_HEAL       = var.reconcile_heal ? "true" : "false"
+      }
+    }
   }
 
   # Each function's inline policy (iam.tf), by function name.
@@ -59,6 +77,7 @@ locals {
     archiver  = data.aws_iam_policy_document.archiver.json
     ingest    = data.aws_iam_policy_document.ingest.json
     api       = data.aws_iam_policy_document.api.json
+    reconcile = data.aws_iam_policy_document.reconcile.json # reconcile.tf
   }
 }
 

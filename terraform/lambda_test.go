@@ -54,8 +54,9 @@ func hasMain(name string) (bool, []string, error) {
 }
 
 // envNames are the environment variable names a function's source reads:
-// string literals that look like STREAMFOLD_*, ARCHIVE_*, GITHUB_* names.
-var envNameRE = regexp.MustCompile(`"((?:STREAMFOLD|ARCHIVE|GITHUB)_[A-Z0-9_]+)"`)
+// string literals that look like STREAMFOLD_*, ARCHIVE_*, GITHUB_*,
+// RECONCILE_* names.
+var envNameRE = regexp.MustCompile(`"((?:STREAMFOLD|ARCHIVE|GITHUB|RECONCILE)_[A-Z0-9_]+)"`)
 
 func envNames(srcs []string) []string {
 	seen := map[string]bool{}
@@ -155,9 +156,9 @@ func mustFakeHash(path string) string {
 }
 
 func TestEnvNames(t *testing.T) {
-	src := `x := os.Getenv("STREAMFOLD_PREFIX"); y := envOr("ARCHIVE_BUCKET", "a"); z := "GITHUB_WEBHOOK_SECRET_ARN"; w := "AWS_REGION"; v := "STREAMFOLD_"`
+	src := `x := os.Getenv("STREAMFOLD_PREFIX"); y := envOr("ARCHIVE_BUCKET", "a"); z := "GITHUB_WEBHOOK_SECRET_ARN"; w := "AWS_REGION"; v := "STREAMFOLD_"; u := getenv("RECONCILE_HEAL")`
 	got := envNames([]string{src})
-	if want := "ARCHIVE_BUCKET GITHUB_WEBHOOK_SECRET_ARN STREAMFOLD_PREFIX"; strings.Join(got, " ") != want {
+	if want := "ARCHIVE_BUCKET GITHUB_WEBHOOK_SECRET_ARN RECONCILE_HEAL STREAMFOLD_PREFIX"; strings.Join(got, " ") != want {
 		t.Fatalf("envNames = %v, want %s", got, want)
 	}
 }
@@ -355,6 +356,7 @@ func TestAlarms(t *testing.T) {
 			want["streamfold-dev-maintenance-"+task+"-missed"] = fmt.Sprintf(`Streamfold/MaintenanceSucceeded Deployment=streamfold-dev,Task=%s LessThanThreshold 1`, task)
 		}
 		want["streamfold-dev-verify-differences"] = `Streamfold/VerifyDifferences Deployment=streamfold-dev GreaterThanThreshold 0`
+		want["streamfold-dev-reconcile-gaps"] = `Streamfold/ReconcileGaps Deployment=streamfold-dev GreaterThanThreshold 0` // reconcile.tf
 		want["streamfold-dev-archive-unavailable"] = `Streamfold/ArchiveUnavailable Deployment=streamfold-dev GreaterThanOrEqualToThreshold 1`
 		for _, q := range []string{"ingest"} {
 			want["streamfold-dev-"+q+"-failures-not-empty"] = fmt.Sprintf("AWS/SQS/ApproximateNumberOfMessagesVisible QueueName=streamfold-dev-%s-failures GreaterThanThreshold 0", q)

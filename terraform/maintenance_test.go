@@ -25,6 +25,9 @@ func checkMaintenance(ev *evaluated) []string {
 	var errs []string
 	var keys []string
 	for _, in := range ev.instancesOf("resource", "aws_scheduler_schedule") {
+		if in.Block.Name != "maintenance" {
+			continue // reconcile.tf's: reconcile_test.go
+		}
 		keys = append(keys, in.Key)
 		o := in.Obj
 		fail := func(format string, a ...any) { errs = append(errs, in.Addr+": "+fmt.Sprintf(format, a...)) }
@@ -207,6 +210,9 @@ func TestMaintenancePaused(t *testing.T) {
 		_, ev := loadEvaluated(t, evalOptions{Vars: vars})
 		isPaused := func(task string) bool { return len(paused) > 0 && paused[0] == task }
 		for _, in := range ev.instancesOf("resource", "aws_scheduler_schedule") {
+			if in.Block.Name != "maintenance" {
+				continue
+			}
 			want := "ENABLED"
 			if isPaused(in.Key) {
 				want = "DISABLED"

@@ -21,7 +21,7 @@ output "events_stream_arn" {
 }
 
 output "function_names" {
-  description = "Lambda function names by function (projector, archiver, ingest, api)."
+  description = "Lambda function names by function (projector, archiver, ingest, api, reconcile)."
   value       = { for k, f in aws_lambda_function.function : k => f.function_name }
 }
 

@@ -26,7 +26,7 @@ variable "tags" {
 }
 
 variable "package_dir" {
-  description = "Directory holding the Lambda zips built by `make package` (projector.zip, archiver.zip, ingest.zip, api.zip). Empty means ../dist relative to this directory."
+  description = "Directory holding the Lambda zips built by `make package` (projector.zip, archiver.zip, ingest.zip, api.zip, reconcile.zip). Empty means ../dist relative to this directory."
   type        = string
   default     = ""
 }
@@ -43,34 +43,36 @@ variable "log_retention_days" {
 }
 
 variable "lambda_memory_mb" {
-  description = "Memory (MB) of each function, by function name: projector, archiver, ingest, api."
+  description = "Memory (MB) of each function, by function name: projector, archiver, ingest, api, reconcile."
   type        = map(number)
   default = {
     projector = 512
     archiver  = 1024
     ingest    = 256
     api       = 512
+    reconcile = 1024
   }
 
   validation {
-    condition     = length(setsubtract(["projector", "archiver", "ingest", "api"], keys(var.lambda_memory_mb))) == 0 && alltrue([for v in values(var.lambda_memory_mb) : v >= 128 && v <= 10240])
-    error_message = "lambda_memory_mb needs projector, archiver, ingest and api, each 128-10240."
+    condition     = length(setsubtract(["projector", "archiver", "ingest", "api", "reconcile"], keys(var.lambda_memory_mb))) == 0 && alltrue([for v in values(var.lambda_memory_mb) : v >= 128 && v <= 10240])
+    error_message = "lambda_memory_mb needs projector, archiver, ingest, api and reconcile, each 128-10240."
   }
 }
 
 variable "lambda_timeout_seconds" {
-  description = "Timeout (seconds) of each function, by function name: projector, archiver, ingest, api."
+  description = "Timeout (seconds) of each function, by function name: projector, archiver, ingest, api, reconcile (a run must finish within it: reconcile_window bounds its work)."
   type        = map(number)
   default = {
     projector = 120
     archiver  = 300
     ingest    = 15
     api       = 15
+    reconcile = 900
   }
 
   validation {
-    condition     = length(setsubtract(["projector", "archiver", "ingest", "api"], keys(var.lambda_timeout_seconds))) == 0 && alltrue([for v in values(var.lambda_timeout_seconds) : v >= 1 && v <= 900])
-    error_message = "lambda_timeout_seconds needs projector, archiver, ingest and api, each 1-900."
+    condition     = length(setsubtract(["projector", "archiver", "ingest", "api", "reconcile"], keys(var.lambda_timeout_seconds))) == 0 && alltrue([for v in values(var.lambda_timeout_seconds) : v >= 1 && v <= 900])
+    error_message = "lambda_timeout_seconds needs projector, archiver, ingest, api and reconcile, each 1-900."
   }
 }
 
@@ -209,18 +211,19 @@ variable "athena_bytes_scanned_cutoff" {
 }
 
 variable "lambda_reserved_concurrency" {
-  description = "Reserved concurrency of each function: projector, archiver, ingest, api. For the public function URLs (ingest, api) it is a ceiling, so that a flood of requests cannot take the account's concurrency from the stream consumers; for the stream consumers (one invocation per shard) it is a guarantee. -1 reserves none (accounts whose concurrency limit is too low to reserve: AWS keeps 100 unreserved)."
+  description = "Reserved concurrency of each function: projector, archiver, ingest, api, reconcile. For the public function URLs (ingest, api) it is a ceiling, so that a flood of requests cannot take the account's concurrency from the stream consumers; for the stream consumers (one invocation per shard) it is a guarantee; for reconcile (1) a ceiling: one run at a time, an on-demand run during the scheduled one is throttled. -1 reserves none (accounts whose concurrency limit is too low to reserve: AWS keeps 100 unreserved)."
   type        = map(number)
   default = {
     projector = 10
     archiver  = 10
     ingest    = 50
     api       = 20
+    reconcile = 1
   }
 
   validation {
-    condition     = length(setsubtract(["projector", "archiver", "ingest", "api"], keys(var.lambda_reserved_concurrency))) == 0 && alltrue([for v in values(var.lambda_reserved_concurrency) : v == -1 || v >= 1])
-    error_message = "lambda_reserved_concurrency needs projector, archiver, ingest and api, each -1 (none) or at least 1 (0 would stop the function)."
+    condition     = length(setsubtract(["projector", "archiver", "ingest", "api", "reconcile"], keys(var.lambda_reserved_concurrency))) == 0 && alltrue([for v in values(var.lambda_reserved_concurrency) : v == -1 || v >= 1])
+    error_message = "lambda_reserved_concurrency needs projector, archiver, ingest, api and reconcile, each -1 (none) or at least 1 (0 would stop the function)."
   }
 }
 
@@ -296,4 +299,27 @@ variable "maintenance_verify_schedule" {
   description = "EventBridge Scheduler expression (UTC) of the daily verify of the projections against the archive (maintenance.tf). After the compaction, so that it reads few objects."
   type        = string
   default     = "cron(45 4 * * ? *)"
+}
+
+variable "reconcile_schedule" {
+  description = "EventBridge Scheduler expression (UTC) of the scheduled reconcile (reconcile.tf): daily by default, after the archive's verify."
+  type        = string
+  default     = "cron(30 5 * * ? *)"
+}
+
+variable "reconcile_window" {
+  description = "How far back each scheduled reconcile checks, a Go duration (e.g. \"26h\"): the schedule's interval plus slack, so that runs overlap. Also the default of an on-demand invocation without \"since\"."
+  type        = string
+  default     = "26h"
+
+  validation {
+    condition     = can(regex("^([0-9]+(\\.[0-9]+)?(h|m|s))+$", var.reconcile_window))
+    error_message = "reconcile_window must be a Go duration of hours, minutes or seconds, such as 26h or 90m."
+  }
+}
+
+variable "reconcile_heal" {
+  description = "Whether reconcile heals what it finds missing, feeding the events through the projector's commit and the archiver's batch (idempotent, safe while the consumers run). Only when true does its role get those writes; false (the default): it reports only."
+  type        = bool
+  default     = false
 }

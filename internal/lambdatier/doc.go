@@ -1,5 +1,5 @@
 // Package lambdatier is the Lambda test tier (tests only): it builds the
-// four function zips with the script `make package` runs (.ci/package.sh,
+// five function zips with the script `make package` runs (.ci/package.sh,
 // the same flags, with PACKAGE_GOARCH set to the host's architecture so the
 // binaries can run here, and PACKAGE_SQLCATALOG=1: -tags lambda.norpc
 // instead of lambda.norpc,nosqlcatalog, so that the archiver keeps its
@@ -21,7 +21,7 @@
 //   - the handler is the one the event source sends: DynamoDB stream batches
 //     to projector and archiver (partial batch responses), function URL
 //     requests (payload format 2.0) to api and ingest, EventBridge Step
-//     Functions events to ingest; a handler given the wrong event is
+//     Functions events to ingest, the scheduler's payload to reconcile; a handler given the wrong event is
 //     reported as such;
 //   - handler errors and timeouts reach the Runtime API's /error (or the
 //     deadline) as Lambda would see them.

@@ -102,7 +102,8 @@ func newStack(t *testing.T) *stack {
 	// Every variable a function also has a default for is set to another
 	// value than that default, so that a variable the function does not
 	// read shows in what it does (TestEnvironmentNamesMatch).
-	s.tfVars = map[string]string{"prefix": s.naming.Prefix, "stage": s.naming.Stage, "sfn_payloads": "keep"}
+	s.tfVars = map[string]string{"prefix": s.naming.Prefix, "stage": s.naming.Stage, "sfn_payloads": "keep",
+		"reconcile_window": "30h", "reconcile_heal": "true"}
 	s.tf = readTerraform(t, tfValues{
 		Vars:      s.tfVars,
 		Bucket:    s.bucket,
@@ -452,10 +453,11 @@ func envOr(k, d string) string {
 	return d
 }
 
-// TestFunctions runs the four built functions end to end: ingest appends
+// TestFunctions runs the five built functions end to end: ingest appends
 // (function URL and EventBridge), the stream's records go to projector and
 // archiver with a poison record and a TTL REMOVE, the api reads the
-// projections; then handler errors and timeouts.
+// projections, reconcile finds nothing missing; then handler errors and
+// timeouts.
 func TestFunctions(t *testing.T) {
 	skipWithoutServices(t)
 	s := newStack(t)
@@ -596,6 +598,33 @@ func TestFunctions(t *testing.T) {
 		}
 	})
 
+	t.Run("reconcile", func(t *testing.T) {
+		// What EventBridge Scheduler sends (terraform/reconcile.tf), with
+		// a window that ends after the events (the default end is now less
+		// the settle time): the three events were projected and archived
+		// above, so nothing is missing.
+		fn := s.mustStart(t, "reconcile")
+		to := time.Now().UTC().Add(time.Minute).Format(time.RFC3339)
+		res := fn.invoke(t, []byte(`{"since":"1h","to":"`+to+`","heal":false}`))
+		if res.Error != nil {
+			t.Fatalf("reconcile: %v; logs:\n%s", res.Error, fn.logs)
+		}
+		var out struct {
+			Events int  `json:"events"`
+			Gaps   *int `json:"gaps"`
+			Heal   bool `json:"heal"`
+		}
+		if err := json.Unmarshal(res.Response, &out); err != nil || out.Gaps == nil {
+			t.Fatalf("reconcile: %s (%v), want a result with its gaps", res.Response, err)
+		}
+		if *out.Gaps != 0 || out.Events != 3 || out.Heal {
+			t.Errorf("reconcile: %s, want no gap over the 3 events, no heal", res.Response)
+		}
+		if !fn.waitLog(`"ReconcileGaps":0`) {
+			t.Errorf("no ReconcileGaps metric (EMF) in the logs:\n%s", fn.logs)
+		}
+	})
+
 	t.Run("handler error", func(t *testing.T) {
 		// A Step Functions event whose state machine's tags cannot be
 		// read: a transient failure, returned so that Lambda retries.
@@ -733,6 +762,46 @@ var canaries = map[string]canary{
 		}
 		if !containsAny(s.scan(t, schema.TableEvents), marker) {
 			return fmt.Errorf("%w: the execution's input is not kept verbatim (sfn_payloads = %q): %s", errNotGood, s.tfVars["sfn_payloads"], res.Response)
+		}
+		return nil
+	},
+	"reconcile": func(t *testing.T, s *stack, fn *function) error {
+		// {}: the environment's window (the tier's reconcile_window, 30h,
+		// not the function's 26h default) and heal (reconcile_heal, true
+		// here, false by default). Gaps are not errors (the other
+		// canaries append events nobody projects).
+		res := fn.invoke(t, []byte(`{}`))
+		if res.Error != nil {
+			return fmt.Errorf("%w: %v", errNotGood, res.Error)
+		}
+		var out struct {
+			From time.Time `json:"from"`
+			Heal bool      `json:"heal"`
+			Gaps *int      `json:"gaps"`
+		}
+		if err := json.Unmarshal(res.Response, &out); err != nil || out.Gaps == nil {
+			return fmt.Errorf("%w: response %s (%v)", errNotGood, res.Response, err)
+		}
+		if back := time.Since(out.From); back < 29*time.Hour || back > 31*time.Hour {
+			return fmt.Errorf("%w: the window starts %s back, want reconcile_window = %s", errNotGood, back, s.tfVars["reconcile_window"])
+		}
+		if !out.Heal {
+			return fmt.Errorf("%w: no heal, want reconcile_heal = %s", errNotGood, s.tfVars["reconcile_heal"])
+		}
+		// The tables and the archive it reads, where it states them: MinIO
+		// ignores the expected bucket owner, and a run with gaps anyway
+		// cannot tell the prefix or the namespace it was given.
+		env := s.tf["reconcile"].Env
+		for _, want := range []string{
+			`"tables":"` + s.naming.Prefix + `-stage"`,
+			`"bucket":"` + env["ARCHIVE_BUCKET"] + `"`,
+			`"archive_prefix":"` + env["ARCHIVE_PREFIX"] + `"`,
+			`"expected_bucket_owner":"` + env["ARCHIVE_BUCKET_OWNER"] + `"`,
+			`"namespace":"` + env["ARCHIVE_NAMESPACE"] + `"`,
+		} {
+			if !strings.Contains(fn.logs.String(), want) {
+				return fmt.Errorf("%w: the configuration logged lacks %s: %.600s", errNotGood, want, fn.logs.String())
+			}
 		}
 		return nil
 	},

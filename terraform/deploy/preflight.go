@@ -57,7 +57,7 @@ func fileExists(p string) bool {
 
 // Functions are the Lambda functions whose zips Terraform reads from the
 // package directory (Config.PackageDir): one per cmd/<name>.
-var Functions = []string{"projector", "archiver", "ingest", "api"}
+var Functions = []string{"projector", "archiver", "ingest", "api", "reconcile"}
 
 // Preflight fails fast, before anything runs: the terraform binary must be
 // present and within TerraformConstraint, AWS credentials configured, and

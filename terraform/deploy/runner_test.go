@@ -260,7 +260,7 @@ func TestSyncBackendOverride(t *testing.T) {
 
 func TestCheckPackages(t *testing.T) {
 	cfg := Config{Stage: "dev", WorkingDir: "terraform", TerraformPath: "terraform"}
-	all := []string{"terraform/../dist/projector.zip", "terraform/../dist/archiver.zip", "terraform/../dist/ingest.zip", "terraform/../dist/api.zip"}
+	all := []string{"terraform/../dist/projector.zip", "terraform/../dist/archiver.zip", "terraform/../dist/ingest.zip", "terraform/../dist/api.zip", "terraform/../dist/reconcile.zip"}
 	for i := range all {
 		all[i] = filepath.Clean(all[i])
 	}
@@ -268,7 +268,7 @@ func TestCheckPackages(t *testing.T) {
 		t.Fatalf("all zips present: %v", err)
 	}
 	err := CheckPackages(cfg, fakeEnv(nil, all[0], all[2]))
-	want := "deploy: Lambda packages missing: run `make package`: dist/archiver.zip, dist/api.zip missing (a cmd that does not exist yet cannot be deployed)"
+	want := "deploy: Lambda packages missing: run `make package`: dist/archiver.zip, dist/api.zip, dist/reconcile.zip missing (a cmd that does not exist yet cannot be deployed)"
 	if !errors.Is(err, ErrNoPackages) || err.Error() != want {
 		t.Fatalf("CheckPackages = %v, want %q", err, want)
 	}
