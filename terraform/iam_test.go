@@ -335,6 +335,7 @@ func expectedGrants() map[string][]grant {
 	add("api", projTables, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
 	add("api", projIndexes, "dynamodb:Query")
 	add("api", []string{events}, "dynamodb:Query")
+	add("api", []string{tableARN(schema.TableCheckpoints), tableARN(schema.TableDeadLetters)}, "dynamodb:Query")
 	add("api", []string{"arn:fake:aws_secretsmanager_secret.api_token", "arn:fake:aws_secretsmanager_secret.cursor_key"}, "secretsmanager:GetSecretValue")
 	for _, fn := range []string{"projector", "archiver", "ingest", "api"} {
 		add(fn, logs(fn), "logs:CreateLogStream", "logs:PutLogEvents")
