@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
@@ -277,7 +278,9 @@ func checkDeadLetters(t *testing.T, doc *node, want opsview.DeadLetterList) {
 	checkValue(t, doc, "dl-total", want.Total)
 	// Each letter's row is followed by its replay row: the command, or the
 	// note of a letter that is not replayed.
-	replays := doc.all(func(e *node) bool { return e.attrs["data-testid"] == "dl-replay" || e.attrs["data-testid"] == "dl-replay-note" })
+	replays := doc.all(func(e *node) bool {
+		return e.attrs["data-testid"] == "dl-replay" || e.attrs["data-testid"] == "dl-replay-note"
+	})
 	if len(replays) != len(want.Items) {
 		t.Fatalf("%d replay commands and notes, want one per letter (%d)", len(replays), len(want.Items))
 	}
@@ -290,4 +293,47 @@ func checkDeadLetters(t *testing.T, doc *node, want opsview.DeadLetterList) {
 			t.Errorf("letter %d: %s %q, want %s %q", i, got.attrs["data-testid"], got.textContent(), id, text)
 		}
 	}
+}
+
+// TestOperationsPageStates loads the operations page against the fake API:
+// a deployment where nothing ran yet shows its consumers without a
+// heartbeat and says that reconcile never ran and that there are no gaps
+// and no dead letters; a failing dead-letter route shows the API's error in
+// its place while the rest of the page renders.
+func TestOperationsPageStates(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t)
+	t.Run("nothing yet", func(t *testing.T) {
+		t.Parallel()
+		srv := newFakeAPI().server(t)
+		doc := b.dom(t, srv.URL+"/#token=fake-token&page=ops")
+		ready(t, doc)
+		var states []string
+		for _, r := range doc.byTestID("ops-consumer-row") {
+			states = append(states, r.attrs["data-key"]+":"+r.attrs["data-state"])
+		}
+		if want := []string{"projector:none", "archiver:none"}; !slices.Equal(states, want) {
+			t.Errorf("consumer rows %v, want %v", states, want)
+		}
+		for id, text := range map[string]string{"rc-state": "has not run yet", "gaps-state": "No gaps noticed", "dl-state": "No dead letters since 2031-02-25 20:00:00 UTC"} {
+			if st := doc.one(t, id); st.attrs["data-state"] != "empty" || !strings.Contains(st.textContent(), text) {
+				t.Errorf("%s = %q %q, want empty with %q", id, st.attrs["data-state"], st.textContent(), text)
+			}
+		}
+		checkValue(t, doc, "ops-now", "2031-03-04T20:00:00Z")
+	})
+	t.Run("dead letters failing", func(t *testing.T) {
+		t.Parallel()
+		f := newFakeAPI()
+		srv := f.server(t)
+		f.setFail("/api/operations/deadletters", fakeError{http.StatusBadRequest, "invalid_parameter", "since: must be RFC3339, e.g. 2026-01-05T00:00:00Z, got \"x\"", "since"})
+		doc := b.dom(t, srv.URL+"/#token=fake-token&page=ops&o.since=x")
+		ready(t, doc)
+		if st := doc.one(t, "dl-state"); st.attrs["data-state"] != "error" || !strings.HasPrefix(st.textContent(), "HTTP 400: since: must be RFC3339") {
+			t.Errorf("dl-state = %q %q, want the API's error", st.attrs["data-state"], st.textContent())
+		}
+		if st := doc.one(t, "rc-state"); st.attrs["data-state"] != "empty" {
+			t.Errorf("rc-state = %q: the overview should render despite the dead-letter error", st.attrs["data-state"])
+		}
+	})
 }
