@@ -33,7 +33,11 @@ type Config struct {
 	// Logger receives one line per request (never the token) and the
 	// details of internal errors. Default slog.Default().
 	Logger *slog.Logger
-	// Now is the clock of relative windows (stuckHours, stats hours), sent
+	// Operations answers /api/operations and /api/operations/deadletters
+	// (an *opsview.View); nil answers them 404.
+	Operations Operations
+	// Now is the clock of relative windows (stuckHours, stats hours, the
+	// operations' ages and default windows), sent
 	// on every response as NowHeader. Default time.Now.
 	Now func() time.Time
 }

@@ -28,6 +28,12 @@
 // relative windows) in the X-Streamfold-Now header (NowHeader, NowFormat):
 // the dashboard computes "now" on it instead of the browser's clock.
 //
+// The operations routes (GET /api/operations, GET
+// /api/operations/deadletters) answer what Config.Operations (an
+// *opsview.View) reads: each consumer's heartbeats, the last reconcile
+// result, the recent gaps, the dead letters with the command replaying
+// each; without Operations they answer 404.
+//
 // See docs/api.md for every route with curl examples. The handler is safe
 // for concurrent use; it keeps no state between requests.
 package api

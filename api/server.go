@@ -28,6 +28,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.Handle("/api/health", s.endpoint(false, nil, s.health))
 	mux.Handle("/api/vocabulary", s.endpoint(true, nil, s.vocabulary))
 	s.routes(mux)
+	s.operationRoutes(mux)
 	// Anything else under /api/ is an unknown route (after the token check,
 	// so that probing reveals nothing).
 	mux.Handle("/api/", s.endpoint(true, nil, func(r *http.Request) (any, error) {

@@ -176,6 +176,15 @@ func (f *fakeAPI) serveAPI(w http.ResponseWriter, r *http.Request) {
 				"counts": map[string]int{"created": 0, "queued": 0, "processing": 0, "completed": 3, "failed": 1 + i}})
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"stages": stages})
+	case "/api/operations":
+		// A deployment where nothing ran yet: no heartbeats, no reconcile.
+		writeJSON(w, http.StatusOK, map[string]any{"now": f.now, "staleAfterSeconds": 600, "gapsSince": f.now.Add(-7 * 24 * time.Hour), "gaps": []any{},
+			"lastReconcile": nil, "consumers": []map[string]any{
+				{"consumer": "projector", "state": "none", "heartbeatAgeSeconds": nil, "shards": []any{}},
+				{"consumer": "archiver", "state": "none", "heartbeatAgeSeconds": nil, "shards": []any{}}}})
+	case "/api/operations/deadletters":
+		writeJSON(w, http.StatusOK, map[string]any{"since": f.now.Add(-7 * 24 * time.Hour), "consumer": q.Get("consumer"), "status": "all",
+			"consumers": []map[string]any{{"consumer": "projector", "quarantined": 0, "replayed": 0}}, "items": []any{}, "total": 0})
 	default:
 		writeErr(w, fakeError{http.StatusNotFound, "not_found", "no route " + r.URL.Path, ""})
 	}

@@ -289,6 +289,15 @@ data "aws_iam_policy_document" "api" {
     resources = [aws_dynamodb_table.events.arn]
   }
 
+  # The operations view: the consumers' heartbeats, gaps and reconcile
+  # results (records in the checkpoints table, internal/opsrec) and the dead
+  # letters (one consumer's partition per Query), read only.
+  statement {
+    sid       = "ReadOperations"
+    actions   = ["dynamodb:Query"]
+    resources = [aws_dynamodb_table.checkpoints.arn, aws_dynamodb_table.dead_letters.arn]
+  }
+
   statement {
     sid       = "ApiSecrets"
     actions   = ["secretsmanager:GetSecretValue"]

@@ -11,7 +11,8 @@
 //	STREAMFOLD_CURSOR_KEY_SECRET_ARN   Secrets Manager secret holding the cursor key (SecretString or SecretBinary, 16+ bytes)
 //	STREAMFOLD_DYNAMODB_ENDPOINT       optional endpoint override (tests)
 //
-// The secrets are read once, at cold start. The dashboard is served at "/".
+// The secrets are read once, at cold start. The dashboard is served at "/";
+// the operations routes read the checkpoints and dead-letter tables.
 package main
 
 import (
@@ -23,11 +24,15 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/streamfold/streamfold/api"
 	"github.com/streamfold/streamfold/dashboard"
 	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/deadletter"
+	"github.com/streamfold/streamfold/internal/opsrec"
+	"github.com/streamfold/streamfold/internal/opsview"
 	"github.com/streamfold/streamfold/query"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -50,12 +55,27 @@ func main() {
 		log.Error("query client", "err", err)
 		os.Exit(1)
 	}
-	h, err := api.New(api.Config{Queries: qc, Token: s.token, Dashboard: dashboard.Handler(), Logger: log})
+	ops, err := operations(c.DynamoDB, s.naming)
+	if err != nil {
+		log.Error("operations view", "err", err)
+		os.Exit(1)
+	}
+	h, err := api.New(api.Config{Queries: qc, Token: s.token, Dashboard: dashboard.Handler(), Logger: log, Operations: ops})
 	if err != nil {
 		log.Error("api", "err", err)
 		os.Exit(1)
 	}
 	lambda.Start(api.LambdaHandler(h))
+}
+
+// operations is the operations view over the checkpoints table (the
+// consumers' heartbeats, gaps, reconcile results) and the dead-letter table.
+func operations(ddb *dynamodb.Client, n schema.Naming) (*opsview.View, error) {
+	return opsview.New(opsview.Config{
+		Records:     opsrec.Store{API: ddb, Table: n.Table(schema.TableCheckpoints)},
+		DeadLetters: deadletter.NewTable(ddb, n.Table(schema.TableDeadLetters)),
+		Naming:      n,
+	})
 }
 
 // secretGetter is the one Secrets Manager call the function makes.

@@ -40,6 +40,10 @@ others are handed again to their consumer's handler (idempotently: the
 projector folds, the archiver rewrites the object of the record's position)
 and marked replayed. --consumer picks whose dead letters: "projector"
 (default), "archiver" (whose archive is --archive-uri) or "ingest".
+--position replays only the dead letter at that position (list prints it;
+the dashboard's operations page shows each letter's command), e.g.
+
+  streamfold deadletter replay --consumer projector --position '0000000000000000000000000000000000000100#4f2c...'
 
 --consumer ingest: the EventBridge events the ingest function could never
 append (an agent's Step Functions event that fails validation, an event
@@ -83,8 +87,8 @@ queue messages) once redrive reported them "redriven".
   aws sqs receive-message --queue-url "$QUEUE" --max-number-of-messages 10 > msgs.json
   streamfold deadletter redrive --consumer projector msgs.json
 
-Exit status: 0 ok; 1 replay left records quarantined, or redrive found a
-range trimmed or incomplete; 2 usage; 3 service error (redrive: a range that
+Exit status: 0 ok; 1 replay left records quarantined or --position names
+no dead letter, or redrive found a range trimmed or incomplete; 2 usage; 3 service error (redrive: a range that
 could not be read or handled).
 
 Flags:
@@ -103,6 +107,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	archiveURI := fs.String("archive-uri", "", "--consumer archiver: the archive, s3://BUCKET/PREFIX (default s3://PREFIX-STAGE-archive/archive)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	dryRun := fs.Bool("dry-run", false, "redrive: read the ranges and count their records, hand nothing over")
+	position := fs.String("position", "", "replay: only the dead letter at this position (as list prints it); default every quarantined one")
 	fs.Usage = func() { fmt.Fprint(env.stderr, deadLetterHelp); fs.PrintDefaults() }
 	if code, ok := parse(fs, env, args[1:]); !ok {
 		return code
@@ -116,6 +121,9 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if *position != "" && sub != "replay" {
+		return errorf(env, exitUsage, "deadletter %s: --position: is a flag of replay only", sub)
+	}
 	if *consumer == ingest.DeadLetterConsumer {
 		if sub == "redrive" {
 			return errorf(env, exitUsage, "deadletter redrive: --consumer: must be projector or archiver (the ingest function's failures are dead letters: use list and replay), got %q", *consumer)
@@ -124,7 +132,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 		if err != nil {
 			return errorf(env, exitUsage, "deadletter: --sfn-tags: %v", err)
 		}
-		return runIngestDeadLetters(ctx, env, sub, clients.DynamoDB, n, tags, *asJSON, log)
+		return runIngestDeadLetters(ctx, env, sub, clients.DynamoDB, n, tags, *position, *asJSON, log)
 	}
 	projectorConsumer := *consumer
 	if projectorConsumer == "archiver" {
@@ -177,6 +185,9 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 				return []string{d.SequenceNumber, d.EventID, d.Status, d.Reason, d.Error}
 			})
 	}
+	if letters, err = atPosition(letters, *position, *consumer); err != nil {
+		return errorf(env, exitFailed, "deadletter replay: %v", err)
+	}
 	res := replayResult{StillPoison: []string{}, Failed: []string{}}
 	for _, d := range letters {
 		if d.Status != deadletter.StatusQuarantined {
@@ -203,6 +214,20 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 		res.Replayed++
 	}
 	return printReplay(env, res, res)
+}
+
+// atPosition keeps the letter at position ("" keeps every letter); a
+// position no letter has is an error naming it.
+func atPosition(letters []deadletter.Letter, position, consumer string) ([]deadletter.Letter, error) {
+	if position == "" {
+		return letters, nil
+	}
+	for _, d := range letters {
+		if d.Position == position {
+			return []deadletter.Letter{d}, nil
+		}
+	}
+	return nil, fmt.Errorf("--position: consumer %q has no dead letter at %q (deadletter list --consumer %s prints the positions)", consumer, position, consumer)
 }
 
 // replayResult is the summary deadletter replay prints.

@@ -41,7 +41,7 @@ type ingestReplayResult struct {
 	Results []ingestReplayed `json:"results"`
 }
 
-func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dynamodb.Client, n schema.Naming, tags ingest.TagSource, asJSON bool, log *slog.Logger) int {
+func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dynamodb.Client, n schema.Naming, tags ingest.TagSource, position string, asJSON bool, log *slog.Logger) int {
 	dl := deadletter.NewTable(ddb, n.Table(schema.TableDeadLetters))
 	letters, err := dl.List(ctx, ingest.DeadLetterConsumer)
 	if err != nil {
@@ -51,6 +51,9 @@ func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dyn
 		return printDeadLetters(env, letters, ingest.DeadLetterConsumer, n.Table(schema.TableDeadLetters), asJSON,
 			[]string{"POSITION", "STATUS", "REASON", "ERROR"},
 			func(d deadletter.Letter) []string { return []string{d.Position, d.Status, d.Reason, d.Error} })
+	}
+	if letters, err = atPosition(letters, position, ingest.DeadLetterConsumer); err != nil {
+		return errorf(env, exitFailed, "deadletter replay: %v", err)
 	}
 	app, err := ingest.NewAppender(ddb, ingest.AppenderConfig{Table: n.Table(schema.TableEvents), DeadLetters: dl})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -22,8 +23,9 @@ import (
 )
 
 // TestDeadLetterReplay quarantines a valid record (as after exhausted
-// retries) and a poison one; replay projects the first and marks it
-// replayed, and leaves the poison one quarantined with exit status 1.
+// retries) and a poison one; replay --position projects the first alone and
+// marks it replayed; a position no letter has fails (exit 1); replay of all
+// leaves the poison one quarantined with exit status 1.
 func TestDeadLetterReplay(t *testing.T) {
 	c := testenv.Clients(t)
 	n, _ := testenv.Tables(t, c)
@@ -66,15 +68,25 @@ func TestDeadLetterReplay(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	code, out, errOut := runCLI(t, env, "", "deadletter", "replay")
-	if code != exitFailed {
-		t.Fatalf("replay exit %d, want %d (one still poison)\n%s\n%s", code, exitFailed, out, errOut)
-	}
-	var res struct {
+	type result struct {
 		Replayed    int
 		StillPoison []string
 	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Replayed != 1 || len(res.StillPoison) != 1 || !strings.Contains(res.StillPoison[0], "poison record") {
+	// --position replays the good one alone (the poison one is not tried).
+	code, out, errOut := runCLI(t, env, "", "deadletter", "replay", "--position", deadletter.Position(good.Change.SequenceNumber, good.EventID))
+	var one result
+	if err := json.Unmarshal([]byte(out), &one); code != exitOK || err != nil || one.Replayed != 1 || len(one.StillPoison) != 0 {
+		t.Fatalf("replay --position: exit %d, result %s (%v)\n%s", code, out, err, errOut)
+	}
+	if code, _, errOut := runCLI(t, env, "", "deadletter", "replay", "--position", "0#none"); code != exitFailed || !strings.Contains(errOut, `no dead letter at "0#none"`) {
+		t.Fatalf("replay --position of no letter: exit %d, stderr %s; want %d naming the position", code, errOut, exitFailed)
+	}
+	code, out, errOut = runCLI(t, env, "", "deadletter", "replay")
+	if code != exitFailed {
+		t.Fatalf("replay exit %d, want %d (one still poison)\n%s\n%s", code, exitFailed, out, errOut)
+	}
+	var res result
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Replayed != 0 || len(res.StillPoison) != 1 || !strings.Contains(res.StillPoison[0], "poison record") {
 		t.Fatalf("replay result %s (%v)", out, err)
 	}
 	code, out, _ = runCLI(t, env, "", "deadletter", "list", "--json")

@@ -18,6 +18,8 @@ import (
 	"github.com/streamfold/streamfold/dashboard"
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/internal/deadletter"
+	"github.com/streamfold/streamfold/internal/opsrec"
+	"github.com/streamfold/streamfold/internal/opsview"
 	"github.com/streamfold/streamfold/query"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -30,8 +32,10 @@ const serveHelp = `Usage: streamfold serve [flags]
 
 Serves streamfold over HTTP on one listener:
 
-  the read side    the JSON API under /api/ (every query pattern; see
-                   docs/api.md) and the dashboard page at /: the handler the
+  the read side    the JSON API under /api/ (every query pattern and the
+                   operations view: consumers' lag, dead letters, the last
+                   reconcile; see docs/api.md) and the dashboard page at /
+                   (its operations page at /#page=ops): the handler the
                    API Lambda function serves behind its function URL;
   the ingest side  POST /webhooks/github, POST /events and POST /eventbridge
                    (see docs/event-contract.md, "Producing over HTTP"): the
@@ -149,8 +153,17 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	ops, err := opsview.New(opsview.Config{
+		Records:     opsrec.Store{API: clients.DynamoDB, Table: n.Table(schema.TableCheckpoints)},
+		DeadLetters: deadletter.NewTable(clients.DynamoDB, n.Table(schema.TableDeadLetters)),
+		Naming:      n,
+	})
+	if err != nil {
+		return errorf(env, exitUsage, "serve: %v", err)
+	}
 	h, err := api.New(api.Config{
 		Now:         env.clock,
+		Operations:  ops,
 		Queries:     qc,
 		Token:       *token,
 		Dashboard:   dashboard.Handler(),

@@ -106,6 +106,8 @@ func TestServeWithToken(t *testing.T) {
 		{"/api/messages", tok, 400, `"param":"stage"`},
 		{"/api/messages?stage=dev&limit=201", tok, 400, `limit: must be at most 200`},
 		{"/api/messages?stage=dev&cursor=bm9wZQ", tok, 400, `"code":"bad_cursor"`},
+		{"/api/operations", "", 401, `"code":"unauthorized"`},
+		{"/api/operations/deadletters?limit=201", tok, 400, `limit: must be between 1 and 200`},
 		{"/", "", 200, "<html"},
 	}
 	for _, c := range checks {

@@ -1,5 +1,8 @@
-// The dashboard's entry point: the token, the sections, and reloading a
-// section when its part of the URL fragment changes. When every section has
+// The dashboard's entry point: the token, the pages and their sections, and
+// reloading a section when its part of the URL fragment changes. Two pages
+// share the document: the data page (the four projection sections, the
+// default) and the operations page (#page=ops); only the current page's
+// sections are shown and loaded. When every section of the page has
 // finished loading (with data, empty or an error), the header's
 // data-testid="app-state" element reads "ready".
 
@@ -9,15 +12,29 @@ import * as executions from "./executions.js";
 import * as jobs from "./jobs.js";
 import * as messages from "./messages.js";
 import * as metrics from "./metrics.js";
-import { read, sig } from "./state.js";
+import * as operations from "./operations.js";
+import { href, read, sig } from "./state.js";
 import { vocabulary } from "./vocab.js";
 
 const SECTIONS = [
-  { prefix: "e.", mod: executions },
-  { prefix: "m.", mod: metrics },
-  { prefix: "j.", mod: jobs },
-  { prefix: "s.", mod: messages },
+  { prefix: "e.", mod: executions, page: "data" },
+  { prefix: "m.", mod: metrics, page: "data" },
+  { prefix: "j.", mod: jobs, page: "data" },
+  { prefix: "s.", mod: messages, page: "data" },
+  { prefix: "o.", mod: operations, page: "ops" },
 ];
+
+// page is the fragment's page: "ops" or "data" (anything else).
+function page(p) {
+  return p.get("page") === "ops" ? "ops" : "data";
+}
+
+// showPage shows the sections of one page (a section's data-page, "data"
+// when it has none) and marks its navigation links.
+function showPage(name) {
+  for (const sec of document.querySelectorAll("main > section")) sec.hidden = (sec.dataset.page || "data") !== name;
+  for (const a of document.querySelectorAll(".top nav a")) a.classList.toggle("active", (a.dataset.pageLink || "data") === name && name === "ops");
+}
 
 const loaded = new Map(); // prefix -> signature of the state last loaded
 
@@ -57,6 +74,8 @@ async function doRefresh(force) {
   document.getElementById("token-form").hidden = true;
   document.getElementById("main").hidden = false;
   document.getElementById("signout").hidden = false;
+  const current = page(p);
+  showPage(current);
   appState("loading", "loading…");
   // The sections' defaults ("the last 7 days") are days on the API's clock,
   // which the first response brings: wait for one (the vocabulary, which
@@ -66,6 +85,7 @@ async function doRefresh(force) {
   if (!api.token()) return;
   const work = [];
   for (const sec of SECTIONS) {
+    if (sec.page !== current) continue;
     const key = sig(p, sec.prefix);
     if (force !== true && force !== sec.prefix && loaded.get(sec.prefix) === key) continue;
     loaded.set(sec.prefix, key);
@@ -99,11 +119,26 @@ function start() {
     loaded.clear();
     showTokenForm("The API refused the token: " + e.text());
   });
-  // The section links scroll; they must not replace the fragment's state.
+  // The section links scroll (to the data page first, from the operations
+  // page); they must not replace the fragment's state. The operations link
+  // switches page, keeping the rest of the state.
   for (const a of document.querySelectorAll("[data-nav]")) {
     a.addEventListener("click", (ev) => {
       ev.preventDefault();
-      document.getElementById(a.dataset.nav + "-section").scrollIntoView({ behavior: "smooth" });
+      const el = document.getElementById(a.dataset.nav + "-section");
+      if (page(read()) === "data") {
+        el.scrollIntoView({ behavior: "smooth" });
+        return;
+      }
+      location.hash = href({ page: null });
+      refresh(false).then(() => el.scrollIntoView());
+    });
+  }
+  for (const a of document.querySelectorAll("[data-page-link]")) {
+    a.addEventListener("click", (ev) => {
+      ev.preventDefault();
+      location.hash = href({ page: a.dataset.pageLink });
+      window.scrollTo(0, 0);
     });
   }
   window.addEventListener("hashchange", () => refresh(false));
