@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -183,6 +184,18 @@ func hash128(s string) string {
 func (l layout) compactKey(table, date, id string, n int) string {
 	return fmt.Sprintf("%scompact-%s-%03d.parquet", l.dataDir(table, date), id, n)
 }
+
+// healKey names the file Heal writes for a set of events of one table and
+// date: heal-<id>.parquet, id the first 128 bits of the SHA-256 of the
+// events' keys (eventKey), sorted, each followed by a newline. The same
+// set always gets the same name.
+func (l layout) healKey(table, date string, eventKeys []string) string {
+	sorted := slices.Sorted(slices.Values(eventKeys))
+	return l.dataDir(table, date) + healPrefix + hash128(strings.Join(sorted, "\n")+"\n") + ".parquet"
+}
+
+// healPrefix starts the names of Heal's files.
+const healPrefix = "heal-"
 
 // dateOfKey returns the event_date of a data file's key.
 func dateOfKey(key string) (string, bool) {
