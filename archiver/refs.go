@@ -22,6 +22,9 @@ type EventRef struct {
 	RecordedAt time.Time
 	// Hash is schema.ContentHash of the archived event: the value the
 	// event table stores in schema.AttrContentHash for the same event.
+	// It is empty for a row whose data is not JSON (only rows archived
+	// before events were validated can be): no event of the event table
+	// has that content.
 	Hash string
 }
 
@@ -113,9 +116,7 @@ func (c *columnReader) ref(row parquet.Row) (EventRef, error) {
 	}
 	e.Time = *t
 	ref := EventRef{ID: e.ID, Subject: e.Subject, Type: e.Type}
-	if ref.Hash, err = schema.ContentHash(e); err != nil {
-		return EventRef{}, fmt.Errorf("%w: %w", ErrCorruptObject, err)
-	}
+	ref.Hash, _ = schema.ContentHash(e) // "" when data is not JSON
 	recorded, err := c.time(row, "recorded_at", "recorded_at_raw")
 	if err != nil {
 		return EventRef{}, err
