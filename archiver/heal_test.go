@@ -381,3 +381,37 @@ func TestHealRejects(t *testing.T) {
 		t.Fatalf("empty heal %+v, %v", st, err)
 	}
 }
+
+// TestEventRefsRequests: EventRefs plans from the snapshot (no listing) and
+// GETs each data file of the dates once; Requests counts what the S3
+// client saw.
+func TestEventRefsRequests(t *testing.T) {
+	ctx := context.Background()
+	mem, a := memArchive(t)
+	recs := simRecords(t, 26, 400, 2)
+	writeSmall(t, a, recs, 40)
+	table := archiver.TableMessages
+	dates, err := a.Partitions(ctx, table)
+	if err != nil || len(dates) != 2 {
+		t.Fatalf("partitions %v, %v", dates, err)
+	}
+	files, err := a.Objects(ctx, table, dates[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, req := mem.Calls(), a.Requests()
+	if err := a.EventRefs(ctx, table, dates[1:], func(archiver.EventRef) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	after, used := mem.Calls(), a.Requests().Sub(req)
+	got := archiver.S3Requests{Get: int64(after["GetObject"] - calls["GetObject"]), Put: int64(after["PutObject"] - calls["PutObject"]),
+		List: int64(after["ListObjectsV2"] - calls["ListObjectsV2"]), Delete: int64(after["DeleteObject"] - calls["DeleteObject"])}
+	if used != got {
+		t.Fatalf("Requests counted %+v, the S3 client saw %+v", used, got)
+	}
+	// The data files, and the table's metadata file, manifest list and manifests.
+	if used.List != 0 || used.Put != 0 || used.Delete != 0 || used.Get < int64(len(files)) || used.Get > int64(len(files))+12 {
+		t.Fatalf("EventRefs of %d files made %+v", len(files), used)
+	}
+	t.Logf("EventRefs of %d files: %+v", len(files), used)
+}
