@@ -104,7 +104,7 @@ func (c *Config) setDefaults() {
 // concurrent use, also by several processes at once (see the package doc
 // for what concurrent writers and compactions may do).
 type Archive struct {
-	api      S3API       // requests, counting
+	api      S3API           // requests, counting
 	requests *requestCounter // Requests
 	cfg      Config
 	l        layout
