@@ -136,6 +136,9 @@ func testEventRefs(t *testing.T, api archiver.S3API, bucket string) {
 	if err := empty.EventRefs(ctx, table, two, func(archiver.EventRef) error { return errors.New("called") }); err != nil {
 		t.Fatalf("an archive without the table: %v", err)
 	}
+	if r := empty.Requests(); r.Put != 0 || r.Delete != 0 {
+		t.Fatalf("a reader wrote: %+v", r)
+	}
 }
 
 func TestEventRefsMem(t *testing.T) { testEventRefs(t, s3mem.New("bkt"), "bkt") }
