@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -102,6 +104,15 @@ func (a *Archive) Heal(ctx context.Context, evs []schema.Event) (HealStats, erro
 	return st, err
 }
 
+// runID is a random id of one run (of Heal).
+func runID() (string, error) {
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
 // healRecord is the record Heal archives for a validated event: the same
 // for every heal of the event.
 func healRecord(ev schema.Event, payload schema.Payload) Record {
@@ -123,7 +134,7 @@ type healFile struct {
 // planHeal decides, from the events of one table by date and the keys
 // (eventKey) of those the snapshot holds, which events to write to which
 // file.
-func planHeal(l layout, table string, byDate map[string][]Record, present map[string]bool) healPlan {
+func planHeal(l layout, table, run string, byDate map[string][]Record, present map[string]bool) healPlan {
 	var p healPlan
 	for _, date := range slices.Sorted(func(yield func(string) bool) {
 		for d := range byDate {
@@ -147,7 +158,7 @@ func planHeal(l layout, table string, byDate map[string][]Record, present map[st
 			slices.SortFunc(recs, func(a, b Record) int {
 				return cmp.Or(a.Event.Time.Compare(b.Event.Time), strings.Compare(a.Event.Subject, b.Event.Subject), strings.Compare(a.Event.ID, b.Event.ID))
 			})
-			p.files = append(p.files, healFile{key: l.healKey(table, date, keys), recs: recs})
+			p.files = append(p.files, healFile{key: l.healKey(table, date, keys, run), recs: recs})
 		}
 	}
 	return p
@@ -171,10 +182,14 @@ func (a *Archive) healTable(ctx context.Context, table string, recs []Record) (H
 		dates = append(dates, d)
 	}
 	slices.Sort(dates)
+	run, err := runID()
+	if err != nil {
+		return st, err
+	}
 	held := map[string][]string{}       // data file -> the wanted events it holds (files never change)
 	written := map[string]writtenFile{} // heal file put by an earlier attempt
 	var committed []string
-	err := a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
+	err = a.lake.retry(ctx, func(t *icetable.Table) (bool, error) {
 		files, err := a.lake.dataFiles(ctx, t, dates)
 		if err != nil {
 			return false, err
@@ -207,7 +222,7 @@ func (a *Archive) healTable(ctx context.Context, table string, recs []Record) (H
 				}
 			}
 		}
-		plan := planHeal(a.l, table, byDate, present)
+		plan := planHeal(a.l, table, run, byDate, present)
 		st = HealStats{AlreadyArchived: plan.alreadyArchived}
 		committed = nil
 		if len(plan.files) == 0 {
@@ -263,8 +278,10 @@ func (a *Archive) healTable(ctx context.Context, table string, recs []Record) (H
 		return HealStats{}, err
 	}
 	// Files an attempt wrote that a later one did not commit (another
-	// writer archived some of their events meanwhile) are orphans; remove
-	// them now rather than leave them to Maintain.
+	// writer archived some of their events meanwhile) are orphans; their
+	// names are this run's, so no one else committed them: remove them now
+	// rather than leave them to Maintain. (After an error, nothing is
+	// removed: a commit whose outcome is unknown may hold them.)
 	var stale []string
 	for k := range written {
 		if !slices.Contains(committed, k) {

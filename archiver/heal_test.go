@@ -354,6 +354,25 @@ func TestConcurrentHeals(t *testing.T) {
 		t.Fatalf("heals wrote %v events, %d in all; want %d", written, total, len(missed))
 	}
 	eachEventOnce(t, a, recs)
+	// A heal that lost a commit removed the files it did not commit.
+	t.Logf("heals wrote %v events; uncommitted files deleted: %d", written, a.Requests().Delete)
+	for _, tb := range archiver.Tables() {
+		dates, err := a.Partitions(ctx, tb.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dates {
+			orphans, err := a.Orphans(ctx, tb.Name, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range orphans {
+				if strings.Contains(o, "/heal-") {
+					t.Errorf("orphan %s", o)
+				}
+			}
+		}
+	}
 }
 
 func TestHealRejects(t *testing.T) {

@@ -83,13 +83,18 @@ func TestReadRefsOfEveryVersion(t *testing.T) {
 	})
 }
 
-func TestHealKeyIsTheSet(t *testing.T) {
+func TestHealKey(t *testing.T) {
 	l := layout{bucket: "b", prefix: "p"}
-	a := l.healKey(TableMessages, "2026-03-02", []string{eventKey("s", "1"), eventKey("s", "2")})
-	b := l.healKey(TableMessages, "2026-03-02", []string{eventKey("s", "2"), eventKey("s", "1")})
-	c := l.healKey(TableMessages, "2026-03-02", []string{eventKey("s", "1")})
-	if a != b || a == c {
-		t.Fatalf("keys %s %s %s: want the same name for the same set only", a, b, c)
+	a := l.healKey(TableMessages, "2026-03-02", []string{eventKey("s", "1"), eventKey("s", "2")}, "0a1b2c3d")
+	b := l.healKey(TableMessages, "2026-03-02", []string{eventKey("s", "2"), eventKey("s", "1")}, "0a1b2c3d")
+	c := l.healKey(TableMessages, "2026-03-02", []string{eventKey("s", "1")}, "0a1b2c3d")
+	d := l.healKey(TableMessages, "2026-03-02", []string{eventKey("s", "1")}, "ffffffff")
+	if a != b || a == c || c == d {
+		t.Fatalf("keys %s %s %s %s: want one name per set and run", a, b, c, d)
+	}
+	want := "p/messages/data/event_date=2026-03-02/heal-" + hash128("s\x001\ns\x002\n") + "-0a1b2c3d.parquet"
+	if a != want {
+		t.Fatalf("key %s, want %s", a, want)
 	}
 	if _, ok := parseBatchKey(a); ok {
 		t.Fatalf("%s reads as a batch file's key", a)

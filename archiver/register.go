@@ -312,10 +312,14 @@ func (k *lake) registerOrLoad(ctx context.Context, name string, m metadataFile) 
 
 // restore is what a writer does when the catalog has no table: register
 // the newest metadata at the table's location; nil when the location holds
-// none (the caller creates the table).
+// none, or only first metadata files (version 0: no history), and the
+// caller creates the table. A version 0 file may be that of another
+// writer's CreateTable in flight, which deletes it when its catalog insert
+// fails: registering it would leave the catalog pointing at a deleted
+// file (as unregistered, readers ignore such files).
 func (k *lake) restore(ctx context.Context, name string) (*table.Table, error) {
 	n, latest, _, err := k.newestMetadata(ctx, name)
-	if err != nil || n == 0 {
+	if err != nil || n == 0 || latest.Version == 0 {
 		return nil, err
 	}
 	t, _, _, err := k.registerOrLoad(ctx, name, latest) // another writer may have registered it first
