@@ -43,7 +43,7 @@
 //	PREFIX/<table>/metadata/...                                            Iceberg metadata, manifest lists, manifests
 //	PREFIX/<table>/data/event_date=YYYY-MM-DD/<first>-<last>-<id>.parquet  one per batch, table and day
 //	PREFIX/<table>/data/event_date=YYYY-MM-DD/compact-<hash>-<run>-<n>.parquet  compaction outputs
-//	PREFIX/<table>/data/event_date=YYYY-MM-DD/heal-<hash>.parquet            healed events (see Healing)
+//	PREFIX/<table>/data/event_date=YYYY-MM-DD/heal-<set>-<run>.parquet       healed events (see Healing)
 //	PREFIX/errors/event_date=YYYY-MM-DD/<seq>-<id>.json                     poison records
 //
 // Sequence numbers are padded to 40 digits; <id> is the first 128 bits (32
@@ -126,16 +126,17 @@
 // is HealEventIDPrefix and a hash of the event's subject and id. Per table,
 // Heal reads which of the events the current snapshot holds (the subject
 // and event_id columns of their days' files) and leaves them alone
-// (AlreadyArchived), writes the others as one file per day named after
-// the set (heal-<first 128 bits of the SHA-256 of the sorted
-// "subject\x00id" keys, each followed by a newline>.parquet), and commits
-// them only on the snapshot it read: when another commit came in between
-// (a batch, a compaction, another heal), the optimistic commit fails and
-// Heal decides again on the new snapshot. Hence a heal never archives an
-// event another writer committed first, and a heal run twice, or again
-// after a crash (some tables committed, others not), writes only what is
-// still missing: the same set gets the same file name, so a retry
-// overwrites its own uncommitted file.
+// (AlreadyArchived), writes the others as one file per day,
+// heal-<set>-<run>.parquet (set: the first 128 bits of the SHA-256 of the
+// sorted "subject\x00id" keys, each followed by a newline; run: random,
+// per call), and commits them only on the snapshot it read: when another
+// commit came in between (a batch, a compaction, another heal), the
+// optimistic commit fails and Heal decides again on the new snapshot,
+// deleting the files it no longer commits (the run's own: no one else can
+// have committed them). Hence a heal never archives an event another
+// writer committed first, and a heal run twice, or again after a crash
+// (some tables committed, others not), writes only what is still missing;
+// a crashed run's uncommitted files are orphans that Maintain deletes.
 //
 // What Heal cannot rule out is a stream record of a healed event that is
 // delivered afterwards (a consumer that was late rather than lossy, or a

@@ -42,14 +42,15 @@ type HealStats struct {
 // compactions and other heals are committed: per table, it reads which of
 // the events the current snapshot holds already (their dates' files, the
 // subject and event_id columns only; AlreadyArchived), writes the others as
-// one file per date, named after the set of events it holds (healKey:
-// heal-<hash>.parquet, so a retried heal overwrites its own uncommitted
-// file instead of leaving another), and commits them in one snapshot only
-// if no other commit came in between; otherwise it reads the new snapshot
-// and decides again. So a heal never archives an event that a heal or
-// batch committed first, and a second heal of the same events writes
-// nothing. Each table is committed on its own: an error may leave some
-// tables healed and others not, and running the heal again finishes it.
+// one file per date, named after the set of events it holds and the run
+// (healKey: heal-<set>-<run>.parquet), and commits them in one snapshot
+// only if no other commit came in between; otherwise it reads the new
+// snapshot and decides again (and deletes the files it wrote and no longer
+// commits: their names are its own). So a heal never archives an event
+// that a heal or batch committed first, and a second heal of the same
+// events writes nothing. Each table is committed on its own: an error may
+// leave some tables healed and others not (and uncommitted files, orphans
+// that Maintain deletes), and running the heal again finishes it.
 //
 // Healed rows have no stream position: stream_sequence is HealSeq and
 // stream_event_id is HealEventIDPrefix and a hash of the event's subject
