@@ -104,7 +104,8 @@ func (c *Config) setDefaults() {
 // concurrent use, also by several processes at once (see the package doc
 // for what concurrent writers and compactions may do).
 type Archive struct {
-	api      S3API
+	api      S3API           // requests, counting
+	requests *requestCounter // Requests
 	cfg      Config
 	l        layout
 	lake     *lake
@@ -120,6 +121,8 @@ func New(api S3API, cfg Config) (*Archive, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
+	counted := &requestCounter{S3API: api}
+	api = counted
 	l := layout{bucket: cfg.Bucket, prefix: cfg.Prefix}
 	clientID := registerS3(api, cfg.ExpectedBucketOwner)
 	cat, err := openCatalog(context.Background(), cfg.Catalog, clientID)
@@ -127,7 +130,7 @@ func New(api S3API, cfg Config) (*Archive, error) {
 		s3Clients.Delete(clientID)
 		return nil, err
 	}
-	a := &Archive{api: api, cfg: cfg, l: l, clientID: clientID, lake: &lake{cat: cat, namespace: []string{cfg.Namespace}, l: l, ensured: map[string]bool{}}}
+	a := &Archive{api: api, requests: counted, cfg: cfg, l: l, clientID: clientID, lake: &lake{cat: cat, namespace: []string{cfg.Namespace}, l: l, ensured: map[string]bool{}}}
 	a.lake.list, a.lake.now = a.list, cfg.Now
 	return a, nil
 }

@@ -43,6 +43,7 @@
 //	PREFIX/<table>/metadata/...                                            Iceberg metadata, manifest lists, manifests
 //	PREFIX/<table>/data/event_date=YYYY-MM-DD/<first>-<last>-<id>.parquet  one per batch, table and day
 //	PREFIX/<table>/data/event_date=YYYY-MM-DD/compact-<hash>-<run>-<n>.parquet  compaction outputs
+//	PREFIX/<table>/data/event_date=YYYY-MM-DD/heal-<set>-<run>.parquet       healed events (see Healing)
 //	PREFIX/errors/event_date=YYYY-MM-DD/<seq>-<id>.json                     poison records
 //
 // Sequence numbers are padded to 40 digits; <id> is the first 128 bits (32
@@ -115,6 +116,35 @@
 // The Handler therefore never reports a partial failure for an S3 or
 // catalog error: any failed write fails the whole batch, reported as its
 // first record's SequenceNumber, so the retry starts from the same record.
+//
+// # Healing
+//
+// Heal archives events that no stream consumer delivered (reconcile found
+// them in the event table, not in the archive; EventRefs is its view of
+// the archive). Healed rows have no stream position: stream_sequence is
+// HealSeq ("0", which DynamoDB never gives a record) and stream_event_id
+// is HealEventIDPrefix and a hash of the event's subject and id. Per table,
+// Heal reads which of the events the current snapshot holds (the subject
+// and event_id columns of their days' files) and leaves them alone
+// (AlreadyArchived), writes the others as one file per day,
+// heal-<set>-<run>.parquet (set: the first 128 bits of the SHA-256 of the
+// sorted "subject\x00id" keys, each followed by a newline; run: random,
+// per call), and commits them only on the snapshot it read: when another
+// commit came in between (a batch, a compaction, another heal), the
+// optimistic commit fails and Heal decides again on the new snapshot,
+// deleting the files it no longer commits (the run's own: no one else can
+// have committed them). Hence a heal never archives an event another
+// writer committed first, and a heal run twice, or again after a crash
+// (some tables committed, others not), writes only what is still missing;
+// a crashed run's uncommitted files are orphans that Maintain deletes.
+//
+// What Heal cannot rule out is a stream record of a healed event that is
+// delivered afterwards (a consumer that was late rather than lossy, or a
+// redrive of an on-failure destination): WriteBatch does not read the
+// table's rows, so it archives the event again, with the same content.
+// Readers see it twice until Compact keeps one row per (subject, event id)
+// of the files it merges. Healing only events older than the stream's
+// retention (24 hours), after redriving dead letters, closes that window.
 //
 // # Commits and concurrency
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -183,6 +184,19 @@ func hash128(s string) string {
 func (l layout) compactKey(table, date, id string, n int) string {
 	return fmt.Sprintf("%scompact-%s-%03d.parquet", l.dataDir(table, date), id, n)
 }
+
+// healKey names a file one run of Heal writes for a set of events of one
+// table and date: heal-<set>-<run>.parquet, set the first 128 bits of the
+// SHA-256 of the events' keys (eventKey), sorted, each followed by a
+// newline, and run the run's id. Names are unique to a run, so that a run
+// can delete the files it did not commit without touching another's.
+func (l layout) healKey(table, date string, eventKeys []string, run string) string {
+	sorted := slices.Sorted(slices.Values(eventKeys))
+	return l.dataDir(table, date) + healPrefix + hash128(strings.Join(sorted, "\n")+"\n") + "-" + run + ".parquet"
+}
+
+// healPrefix starts the names of Heal's files.
+const healPrefix = "heal-"
 
 // dateOfKey returns the event_date of a data file's key.
 func dateOfKey(key string) (string, bool) {
