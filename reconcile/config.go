@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/capacity"
 	"github.com/streamfold/streamfold/internal/opsrec"
 	"github.com/streamfold/streamfold/projector"
@@ -23,24 +24,12 @@ type DynamoDBAPI interface {
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 }
 
-// EventRef is one archived event as the archive comparison needs it.
-//
-// Merge note: this mirrors archiver.EventRef (branch rc-arch); once that is
-// merged, this becomes `type EventRef = archiver.EventRef`.
-type EventRef struct {
-	ID, Subject, Type string
-	RecordedAt        time.Time
-	// Hash is schema.ContentHash of the archived event.
-	Hash string
-}
+// EventRef is one archived event as the archive comparison needs it
+// (archiver.EventRef).
+type EventRef = archiver.EventRef
 
-// HealStats is what Archive.Heal did.
-//
-// Merge note: mirrors archiver.HealStats (branch rc-arch); it becomes
-// `type HealStats = archiver.HealStats`.
-type HealStats struct {
-	Written, AlreadyArchived int
-}
+// HealStats is what Archive.Heal did (archiver.HealStats).
+type HealStats = archiver.HealStats
 
 // Archive is the part of the archive Reconcile uses (*archiver.Archive
 // satisfies it).

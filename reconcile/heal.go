@@ -3,12 +3,15 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/retry"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -70,8 +73,14 @@ func (r *run) heal(ctx context.Context) error {
 		r.cfg.Logger.InfoContext(ctx, "reconcile: heal: projected", "events", len(chunk), "changed", out.Changed, "unchanged", out.Unchanged)
 	}
 	if len(toArchive) > 0 && r.cfg.Archive != nil {
-		for start := 0; start < len(toArchive); start += r.opts.ChunkEvents {
-			chunk := toArchive[start:min(start+r.opts.ChunkEvents, len(toArchive))]
+		// Archive.Heal reads the files of the days it heals: by day, in
+		// large chunks, so that each day's files are read about once.
+		slices.SortFunc(toArchive, func(a, b schema.Event) int {
+			return strings.Compare(archiver.EventDate(a.Time), archiver.EventDate(b.Time))
+		})
+		step := 10 * r.opts.ChunkEvents
+		for start := 0; start < len(toArchive); start += step {
+			chunk := toArchive[start:min(start+step, len(toArchive))]
 			st, err := r.cfg.Archive.Heal(ctx, chunk)
 			if err != nil {
 				return fmt.Errorf("reconcile: heal the archive: %w", err)

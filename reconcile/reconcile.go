@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/capacity"
 	"github.com/streamfold/streamfold/internal/opsrec"
 	"github.com/streamfold/streamfold/projector"
@@ -50,6 +51,9 @@ func Reconcile(ctx context.Context, cfg Config, opts Options) (Report, error) {
 	if cfg.Meter != nil {
 		r.units0 = cfg.Meter.Snapshot().Units
 	}
+	if c, ok := cfg.Archive.(requestCounter); ok {
+		r.requests0 = c.Requests()
+	}
 	stop := r.progressLoop()
 	err := r.run(ctx)
 	stop()
@@ -71,6 +75,9 @@ type run struct {
 	domains map[string]string // archive table -> domain
 	began   time.Time
 	units0  capacity.Units
+	// requests0 is the archive's S3 request count when the run began (an
+	// Archive that counts its requests: *archiver.Archive).
+	requests0 archiver.S3Requests
 
 	mu   sync.Mutex
 	rows map[rowKey]*opsrec.DayGaps
@@ -411,11 +418,17 @@ func (r *run) report(started, finished time.Time, runErr error) Report {
 		u := r.cfg.Meter.Snapshot().Units
 		rep.ReadUnits, rep.WriteUnits = u.Read-r.units0.Read, u.Write-r.units0.Write
 	}
+	if c, ok := r.cfg.Archive.(requestCounter); ok {
+		rep.S3Requests = c.Requests().Sub(r.requests0).Total()
+	}
 	if runErr != nil {
 		rep.Error = runErr.Error()
 	}
 	return rep
 }
+
+// requestCounter is an Archive that counts its S3 requests.
+type requestCounter interface{ Requests() archiver.S3Requests }
 
 // progress is the run's progress now.
 func (r *run) progress() Progress {

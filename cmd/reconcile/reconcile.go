@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/streamfold/streamfold/archiver"
-	"github.com/streamfold/streamfold/internal/archiveshim"
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/capacity"
 	"github.com/streamfold/streamfold/internal/opsrec"
@@ -43,9 +42,7 @@ func newRun(c *awsclient.Clients, s settings, log *slog.Logger) (runFunc, error)
 		if err != nil {
 			return opsrec.Result{}, err
 		}
-		// Merge note: archiveshim adapts the archiver until it has
-		// EventRefs and Heal itself (branch rc-arch); then pass a.
-		cfg := reconcile.Config{DynamoDB: db, Naming: s.naming, Archive: archiveshim.Shim{A: a}, Projector: p, Ops: ops, Meter: meter, Logger: log, Now: time.Now}
+		cfg := reconcile.Config{DynamoDB: db, Naming: s.naming, Archive: a, Projector: p, Ops: ops, Meter: meter, Logger: log, Now: time.Now}
 		// A zero To is package reconcile's default: now less its settle
 		// time (the consumers' last minutes are left to them). Segments and
 		// IDsPerKind: its defaults too.

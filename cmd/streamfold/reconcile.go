@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/streamfold/streamfold/archiver"
-	"github.com/streamfold/streamfold/internal/archiveshim"
 	"github.com/streamfold/streamfold/internal/capacity"
 	"github.com/streamfold/streamfold/internal/opsrec"
 	"github.com/streamfold/streamfold/projector"
@@ -144,7 +143,7 @@ func runReconcile(ctx context.Context, env *cliEnv, args []string) int {
 			return errorf(env, exitUsage, "reconcile: --archive-uri: %v", err)
 		}
 		defer a.Close()
-		cfg.Archive = archiveshim.Shim{A: a}
+		cfg.Archive = a
 	}
 	if !*quiet {
 		opts.Progress = func(p reconcile.Progress) {
