@@ -17,6 +17,8 @@ import (
 // table: its identity, when it was appended, and the hash of its content.
 type EventRef struct {
 	ID, Subject, Type string
+	// Date is the event date (YYYY-MM-DD) of the row's partition.
+	Date string
 	// RecordedAt is when the event was appended to the event table; zero
 	// when the row has none.
 	RecordedAt time.Time
@@ -115,7 +117,7 @@ func (c *columnReader) ref(row parquet.Row) (EventRef, error) {
 		return EventRef{}, fmt.Errorf("%w: event %s/%s: event_time is null", ErrCorruptObject, e.Subject, e.ID)
 	}
 	e.Time = *t
-	ref := EventRef{ID: e.ID, Subject: e.Subject, Type: e.Type}
+	ref := EventRef{ID: e.ID, Subject: e.Subject, Type: e.Type, Date: EventDate(e.Time)}
 	ref.Hash, _ = schema.ContentHash(e) // "" when data is not JSON
 	recorded, err := c.time(row, "recorded_at", "recorded_at_raw")
 	if err != nil {

@@ -3,7 +3,9 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -41,45 +43,90 @@ type mark struct {
 }
 
 // compareArchive compares every partition the scan spilled with the
-// archive, and reads the archive on the window's own days for the
-// archive-only events of days without any event left in the table.
+// archive, and counts the archive-only events of the window's own days.
+// The archive is read once per table (one plan of its current snapshot,
+// every date at once), its references spilled per date beside the scan's
+// (so memory stays bounded), then compared partition by partition.
 func (r *run) compareArchive(ctx context.Context, sp *spill, parts []part) error {
-	have := map[part]bool{}
+	byTable := map[string][]part{}
 	for _, p := range parts {
-		have[p] = true
+		byTable[p.table] = append(byTable[p.table], p)
 	}
-	for _, p := range parts {
-		r.setPhase("archive")
-		path, n := sp.path(p)
-		if err := r.comparePart(ctx, sp, p, path, n); err != nil {
-			return err
-		}
-	}
-	// Archive-only events on the window's days that the table no longer
-	// holds any event of.
 	domains := tableDomains()
 	tables := make([]string, 0, len(domains))
 	for t := range domains {
 		tables = append(tables, t)
 	}
 	sort.Strings(tables)
+	days := windowDays(r.opts.From, r.opts.To)
 	for _, t := range tables {
-		for _, d := range windowDays(r.opts.From, r.opts.To) {
-			if have[part{t, d}] {
+		r.setPhase("archive")
+		dates := slices.Clone(days)
+		have := map[string]bool{}
+		for _, p := range byTable[t] {
+			dates = append(dates, p.date)
+			have[p.date] = true
+		}
+		refs, err := r.spillRefs(ctx, sp, t, dates)
+		if err != nil {
+			return err
+		}
+		for _, p := range byTable[t] {
+			path, n := sp.path(p)
+			if err := r.comparePart(sp, p, path, n, refs[p.date]); err != nil {
+				return err
+			}
+		}
+		// Archive-only events on the window's days that the table no
+		// longer holds any event of.
+		for _, d := range days {
+			if have[d] || refs[d] == "" {
 				continue
 			}
-			err := r.cfg.Archive.EventRefs(ctx, t, []string{d}, func(ref EventRef) error {
-				if r.inWindow(ref.RecordedAt) {
+			err := readEntries(refs[d], func(e entry) error {
+				if e.inWindow {
 					r.archiveOnly(domains[t], d)
 				}
 				return nil
 			})
 			if err != nil {
-				return fmt.Errorf("reconcile: read archive %s/%s: %w", t, d, err)
+				return err
 			}
+		}
+		for _, path := range refs {
+			_ = os.Remove(path)
 		}
 	}
 	return nil
+}
+
+// spillRefs reads the archive's references of table on dates (one
+// EventRefs call) into one temporary file per date, returning their paths
+// by date (a date without any archived row has none).
+func (r *run) spillRefs(ctx context.Context, sp *spill, table string, dates []string) (map[string]string, error) {
+	files := map[string]*spillFile{}
+	err := r.cfg.Archive.EventRefs(ctx, table, dates, func(ref EventRef) error {
+		f, ok := files[ref.Date]
+		if !ok {
+			var err error
+			if f, err = createSpill(filepath.Join(sp.dir, "refs-"+table+"-"+ref.Date)); err != nil {
+				return err
+			}
+			files[ref.Date] = f
+		}
+		return f.add(entry{subject: ref.Subject, id: ref.ID, hash: ref.Hash, inWindow: r.inWindow(ref.RecordedAt)})
+	})
+	paths := map[string]string{}
+	for d, f := range files {
+		if cerr := f.close(); err == nil {
+			err = cerr
+		}
+		paths[d] = f.path
+	}
+	if err != nil {
+		return paths, fmt.Errorf("reconcile: read archive %s: %w", table, err)
+	}
+	return paths, nil
 }
 
 // windowDays lists the UTC days [from, to) touches.
@@ -93,59 +140,37 @@ func windowDays(from, to time.Time) []string {
 
 // comparePart compares one partition's events of the window (the spill
 // file at path, n entries) with the archive's references of that
-// partition. At most BucketEvents entries are held: a larger partition is
-// split by key into buckets (temporary files), the archive's references
-// likewise, and each bucket compared alone.
-func (r *run) comparePart(ctx context.Context, sp *spill, p part, path string, n int) error {
+// partition (the spill file refs; "" when the archive has none). At most
+// BucketEvents entries are held: a larger partition is split by key into
+// buckets (temporary files), the archive's references likewise, and each
+// bucket compared alone.
+func (r *run) comparePart(sp *spill, p part, path string, n int, refs string) error {
 	buckets := max(1, (n+r.opts.BucketEvents-1)/r.opts.BucketEvents)
 	domain := r.domains[p.table]
-	if buckets == 1 {
-		marks, err := loadMarks(path)
-		if err != nil {
+	tb, ab := []string{path}, []string{refs}
+	if buckets > 1 {
+		var err error
+		if tb, err = splitFile(path, filepath.Join(sp.dir, "b"), buckets); err != nil {
 			return err
 		}
-		err = r.cfg.Archive.EventRefs(ctx, p.table, []string{p.date}, func(ref EventRef) error {
-			r.match(marks, domain, p.date, entry{subject: ref.Subject, id: ref.ID, hash: ref.Hash, inWindow: r.inWindow(ref.RecordedAt)})
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("reconcile: read archive %s/%s: %w", p.table, p.date, err)
-		}
-		r.settle(marks, domain, p.date)
-		return nil
-	}
-	tb, err := splitFile(path, filepath.Join(sp.dir, "b"), buckets)
-	if err != nil {
-		return err
-	}
-	ab := make([]*spillFile, buckets)
-	for i := range ab {
-		if ab[i], err = createSpill(filepath.Join(sp.dir, fmt.Sprintf("a%d", i))); err != nil {
+		if refs == "" {
+			ab = make([]string, buckets)
+		} else if ab, err = splitFile(refs, filepath.Join(sp.dir, "a"), buckets); err != nil {
 			return err
 		}
-	}
-	err = r.cfg.Archive.EventRefs(ctx, p.table, []string{p.date}, func(ref EventRef) error {
-		e := entry{subject: ref.Subject, id: ref.ID, hash: ref.Hash, inWindow: r.inWindow(ref.RecordedAt)}
-		return ab[bucketOf(e.key(), buckets)].add(e)
-	})
-	for _, f := range ab {
-		if cerr := f.close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("reconcile: read archive %s/%s: %w", p.table, p.date, err)
 	}
 	for i := range buckets {
 		marks, err := loadMarks(tb[i])
 		if err != nil {
 			return err
 		}
-		if err := readEntries(ab[i].path, func(e entry) error {
-			r.match(marks, domain, p.date, e)
-			return nil
-		}); err != nil {
-			return err
+		if ab[i] != "" {
+			if err := readEntries(ab[i], func(e entry) error {
+				r.match(marks, domain, p.date, e)
+				return nil
+			}); err != nil {
+				return err
+			}
 		}
 		r.settle(marks, domain, p.date)
 	}

@@ -21,6 +21,7 @@ func (f *fakeArchive) EventRefs(_ context.Context, table string, dates []string,
 	f.reads++
 	for _, d := range dates {
 		for _, r := range f.refs[part{table, d}] {
+			r.Date = d
 			if err := fn(r); err != nil {
 				return err
 			}
@@ -83,8 +84,12 @@ func TestComparePart(t *testing.T) {
 			}
 			r := &run{cfg: Config{Archive: arch}, opts: Options{From: from, To: from.Add(24 * time.Hour), BucketEvents: bucket},
 				rows: map[rowKey]*opsrec.DayGaps{}, domains: tableDomains()}
+			refs, err := r.spillRefs(context.Background(), sp, p.table, []string{p.date})
+			if err != nil {
+				t.Fatal(err)
+			}
 			path, n := sp.path(p)
-			if err := r.comparePart(context.Background(), sp, p, path, n); err != nil {
+			if err := r.comparePart(sp, p, path, n, refs[p.date]); err != nil {
 				t.Fatal(err)
 			}
 			d := r.rows[rowKey{"github", "2026-03-01"}]

@@ -67,7 +67,7 @@ func TestIntegrationGaps(t *testing.T) {
 	c := testenv.Clients(t)
 	naming, res := testenv.Tables(t, c)
 	arn := testenv.EventStream(t, res)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // ends the polling below; generous, so that load never fails it
 	defer cancel()
 	app, err := ingest.NewAppender(c.DynamoDB, ingest.AppenderConfig{Table: naming.Table(schema.TableEvents), Concurrency: 8})
 	if err != nil {
