@@ -122,7 +122,9 @@ func TestReconcileFaults(t *testing.T) {
 		var projDropped, archDropped keySet
 		runWrapped(t, c, n, bucket, 3, map[string]func(streamrun.Handler) streamrun.Handler{
 			"projector": func(h streamrun.Handler) streamrun.Handler { return dropType(h, "rez.message.created", &projDropped) },
-			"archiver":  func(h streamrun.Handler) streamrun.Handler { return dropType(h, "github.workflow_job.queued", &archDropped) },
+			"archiver": func(h streamrun.Handler) streamrun.Handler {
+				return dropType(h, "github.workflow_job.queued", &archDropped)
+			},
 		})
 		if projDropped.len() == 0 || archDropped.len() == 0 {
 			t.Fatalf("dropped %d records for the projector, %d for the archiver: want some for each", projDropped.len(), archDropped.len())
