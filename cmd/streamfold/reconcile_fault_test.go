@@ -8,9 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,9 +24,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/streamfold/streamfold/archiver"
+	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/opsrec"
 	"github.com/streamfold/streamfold/internal/streamrun"
+	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/reconcile"
@@ -576,4 +582,174 @@ func assertArchiveIsTheTable(t *testing.T, c *awsclient.Clients, n schema.Naming
 		sort.Strings(diffs)
 		t.Errorf("archive (%d events) is not the event table (%d): %d differences, e.g. %q", len(got), len(want), len(diffs), diffs[:min(5, len(diffs))])
 	}
+}
+
+// falsePositiveEvents is the size of TestReconcileNoFalsePositivesWhileRunning's
+// window: STREAMFOLD_RECONCILE_EVENTS, default 2,000 (the acceptance size
+// is 100,000).
+func falsePositiveEvents(t *testing.T) int {
+	v := os.Getenv("STREAMFOLD_RECONCILE_EVENTS")
+	if v == "" {
+		return 2000
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("STREAMFOLD_RECONCILE_EVENTS=%q: want a positive number of events", v)
+	}
+	return n
+}
+
+// TestReconcileNoFalsePositivesWhileRunning: streamfold run consumes the
+// stream from start to end while events keep being appended, before,
+// during and after the reconcile. Once the consumers are past the
+// window's last record, reconcile over the window (its settled part: the
+// events appended later are outside it) reports every event of it and no
+// gap, while the consumers go on consuming what is appended meanwhile.
+// STREAMFOLD_RECONCILE_EVENTS=100000 runs it at the acceptance size.
+func TestReconcileNoFalsePositivesWhileRunning(t *testing.T) {
+	c := testenv.S3Clients(t)
+	n, res := testenv.Tables(t, c)
+	testenv.Bucket(t, c, n.BucketName())
+	stream := testenv.EventStream(t, res)
+	env := localEnv(n)
+	ctx := context.Background()
+	size := falsePositiveEvents(t)
+
+	stopRun := runCLIBackground(env, "run", "--quiet", "--archive-batch-window", "1s", "--batch-size", "500")
+	runStopped := false
+	defer func() {
+		if !runStopped {
+			stopRun()
+		}
+	}()
+	began := time.Now()
+	from := time.Now().UTC().Add(-time.Second)
+	_, appended := appendSimulated(t, c, n, 71, size, 3)
+	to := time.Now().UTC().Add(time.Millisecond)
+	t.Logf("appended %d events in %.1fs", appended.Count(ingest.Accepted), time.Since(began).Seconds())
+	lastSeq := lastWindowSeqs(t, c, stream)
+
+	// More events keep coming, until the reconcile is over and at least
+	// one batch was appended after it began.
+	app, err := ingest.NewAppender(c.DynamoDB, ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var during atomic.Int64
+	reconciling, reconciled := make(chan struct{}), make(chan struct{})
+	appendErr := make(chan error, 1)
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		var afterStart bool
+		for seed := int64(1000); ; seed++ {
+			select {
+			case <-quit:
+				appendErr <- nil
+				return
+			case <-reconciled:
+				if afterStart {
+					appendErr <- nil
+					return
+				}
+			default:
+			}
+			select {
+			case <-reconciling:
+				afterStart = true
+			default:
+			}
+			evs, _, err := simulate.Generate(simulate.Config{Seed: seed, Events: 100, Start: testclock.RecentMonday(1), Days: 1})
+			if err == nil {
+				var r ingest.Result
+				r, err = app.Append(ctx, evs)
+				if afterStart {
+					during.Add(int64(r.Count(ingest.Accepted)))
+				}
+			}
+			if err != nil {
+				appendErr <- err
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+
+	waitFor(t, "the consumers to pass the window's last record", func() bool {
+		return passed(t, c, n, "projector", lastSeq) && passed(t, c, n, "archiver", lastSeq)
+	})
+	t.Logf("consumers past the window after %.1fs", time.Since(began).Seconds())
+	close(reconciling)
+	started := time.Now()
+	rep := reconcileJSON(t, env, exitOK, "--from", from.Format(time.RFC3339Nano), "--to", to.Format(time.RFC3339Nano))
+	took := time.Since(started)
+	close(reconciled)
+	if err := <-appendErr; err != nil {
+		t.Fatal(err)
+	}
+	runStopped = true
+	if code, out, errOut := stopRun(); code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if rep.Events != appended.Count(ingest.Accepted) || len(rep.IDs) != 0 || rep.Gaps() != 0 {
+		t.Errorf("reconcile while running: %d events (appended %d), %d gap ids: want every event, no gap: %+v",
+			rep.Events, appended.Count(ingest.Accepted), len(rep.IDs), rep.Rows)
+	}
+	t.Logf("reconcile of %d events while the consumers ran: %.1fs (%.0f events/s), %.0f read units (%.0f per million events); %d events appended meanwhile",
+		rep.Events, took.Seconds(), float64(rep.Events)/took.Seconds(), rep.ReadUnits, rep.ReadUnits/float64(rep.Events)*1e6, during.Load())
+}
+
+// lastWindowSeqs reads every open shard of stream to its end and returns
+// the sequence number of its last record (shard id -> sequence number).
+func lastWindowSeqs(t *testing.T, c *awsclient.Clients, stream string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	desc, err := c.Streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(stream)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, sh := range desc.StreamDescription.Shards {
+		it, err := c.Streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(stream), ShardId: sh.ShardId, ShardIteratorType: "TRIM_HORIZON"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for iter := it.ShardIterator; iter != nil; {
+			recs, err := c.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs.Records) == 0 {
+				break
+			}
+			out[aws.ToString(sh.ShardId)] = aws.ToString(recs.Records[len(recs.Records)-1].Dynamodb.SequenceNumber)
+			iter = recs.NextShardIterator
+		}
+	}
+	return out
+}
+
+// passed reports whether consumer's checkpoint of every shard in last is
+// at or past its sequence number.
+func passed(t *testing.T, c *awsclient.Clients, n schema.Naming, consumer string, last map[string]string) bool {
+	t.Helper()
+	cps := streamrun.NewDynamoCheckpoints(c.DynamoDB, n.Table(schema.TableCheckpoints))
+	for shard, seq := range last {
+		cp, ok, err := cps.Get(context.Background(), consumer, shard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return false
+		}
+		if cp.Done {
+			continue
+		}
+		have, ok1 := new(big.Int).SetString(cp.SequenceNumber, 10)
+		want, ok2 := new(big.Int).SetString(seq, 10)
+		if !ok1 || !ok2 || have.Cmp(want) < 0 {
+			return false
+		}
+	}
+	return true
 }
