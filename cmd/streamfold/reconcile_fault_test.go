@@ -599,9 +599,9 @@ func falsePositiveEvents(t *testing.T) int {
 	return n
 }
 
-// TestReconcileNoFalsePositivesWhileRunning: streamfold run consumes the
-// stream from start to end while events keep being appended, before,
-// during and after the reconcile. Once the consumers are past the
+// TestReconcileNoFalsePositivesWhileRunning: a window of events is
+// appended, then streamfold run consumes the stream while events keep
+// being appended, before, during and after the reconcile. Once the consumers are past the
 // window's last record, reconcile over the window (its settled part: the
 // events appended later are outside it) reports every event of it and no
 // gap, while the consumers go on consuming what is appended meanwhile.
@@ -615,19 +615,22 @@ func TestReconcileNoFalsePositivesWhileRunning(t *testing.T) {
 	ctx := context.Background()
 	size := falsePositiveEvents(t)
 
-	stopRun := runCLIBackground(env, "run", "--quiet", "--archive-batch-window", "1s", "--batch-size", "500")
-	runStopped := false
-	defer func() {
-		if !runStopped {
-			stopRun()
-		}
-	}()
 	began := time.Now()
 	from := time.Now().UTC().Add(-time.Second)
 	_, appended := appendSimulated(t, c, n, 71, size, 3)
 	to := time.Now().UTC().Add(time.Millisecond)
 	t.Logf("appended %d events in %.1fs", appended.Count(ingest.Accepted), time.Since(began).Seconds())
 	lastSeq := lastWindowSeqs(t, c, stream)
+	// The consumers start once the window is appended (DynamoDB Local's
+	// appends slow down many times over while its stream is polled) and
+	// run until the end.
+	stopRun := runCLIBackground(env, "run", "--quiet", "--batch-size", "500")
+	runStopped := false
+	defer func() {
+		if !runStopped {
+			stopRun()
+		}
+	}()
 
 	// More events keep coming, until the reconcile is over and at least
 	// one batch was appended after it began.
