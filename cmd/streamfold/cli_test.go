@@ -26,7 +26,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // runCLI runs the CLI in-process with the given environment.
-func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) (code int, stdout, stderr string) {
+func runCLI(t testing.TB, env map[string]string, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	e := &cliEnv{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }, now: testclock.Now}
@@ -71,7 +71,7 @@ func testCatalogURI(n schema.Naming) string {
 
 // openTestArchive opens the archive in bucket/archive the way the CLI does
 // for localEnv(n): the same catalog and namespace.
-func openTestArchive(t *testing.T, c *awsclient.Clients, n schema.Naming, bucket string) (*archiver.Archive, error) {
+func openTestArchive(t testing.TB, c *awsclient.Clients, n schema.Naming, bucket string) (*archiver.Archive, error) {
 	t.Helper()
 	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive", Catalog: testCatalogURI(n), Namespace: archiveNamespace(bucket, n)})
 	if err == nil {
@@ -84,7 +84,7 @@ func openTestArchive(t *testing.T, c *awsclient.Clients, n schema.Naming, bucket
 // table, starting on the latest Monday at least days before the test clock's
 // today (recent, and the same workload whatever day the test runs) and returns its events (producer redeliveries included) and what
 // the append did.
-func appendSimulated(t *testing.T, c *awsclient.Clients, n schema.Naming, seed int64, events, days int) ([]schema.Event, ingest.Result) {
+func appendSimulated(t testing.TB, c *awsclient.Clients, n schema.Naming, seed int64, events, days int) ([]schema.Event, ingest.Result) {
 	t.Helper()
 	evs, _, err := simulate.Generate(simulate.Config{Seed: seed, Events: events, Start: testclock.RecentMonday(days), Days: days})
 	if err != nil {

@@ -171,7 +171,8 @@ func keysDiff(got, want map[string]bool) string {
 // exactly the records the archiver lost as missing from the archive, and
 // as missing from the projections records the projector lost and only
 // those (exit 1); --heal heals every one (exit 0); a second reconcile
-// finds nothing, and verify finds no difference.
+// finds nothing, verify finds no difference, the projections are the fold
+// of the event table and the archive holds exactly its events.
 func TestReconcileFindsAndHealsGaps(t *testing.T) {
 	c := testenv.S3Clients(t)
 	n, res := testenv.Tables(t, c)
@@ -249,6 +250,8 @@ func TestReconcileFindsAndHealsGaps(t *testing.T) {
 	if code, out, errOut := runCLI(t, env, "", "verify", "--quiet"); code != exitOK {
 		t.Fatalf("verify after heal: exit %d\n%s\n%s", code, out, errOut)
 	}
+	assertProjectionsAreTheFold(t, c, n)
+	assertArchiveIsTheTable(t, c, n, n.BucketName())
 	// The runs are recorded for the operations page, newest first.
 	last, ok, err := (&opsrec.Store{API: c.DynamoDB, Table: n.Table(schema.TableCheckpoints)}).LastResult(context.Background())
 	if err != nil || !ok || last.Gaps() != 0 || !last.Heal {
