@@ -14,11 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/ingest"
-	"github.com/streamfold/streamfold/internal/archiveshim"
 	"github.com/streamfold/streamfold/internal/capacity"
 	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/projector"
@@ -32,34 +30,6 @@ const (
 	s3GetPrice  = 0.0004 / 1000
 	s3ListPrice = 0.005 / 1000
 )
-
-// countingS3 counts the archive's S3 requests by operation. TODO(lead):
-// once rc-arch is merged, archiver.Archive.Requests counts the same; this
-// wrapper can go.
-type countingS3 struct {
-	archiver.S3API
-	get, put, list, del atomic.Int64
-}
-
-func (c *countingS3) GetObject(ctx context.Context, in *s3.GetObjectInput, o ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
-	c.get.Add(1)
-	return c.S3API.GetObject(ctx, in, o...)
-}
-
-func (c *countingS3) PutObject(ctx context.Context, in *s3.PutObjectInput, o ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
-	c.put.Add(1)
-	return c.S3API.PutObject(ctx, in, o...)
-}
-
-func (c *countingS3) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, o ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
-	c.list.Add(1)
-	return c.S3API.ListObjectsV2(ctx, in, o...)
-}
-
-func (c *countingS3) DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, o ...func(*s3.Options)) (*s3.DeleteObjectOutput, error) {
-	c.del.Add(1)
-	return c.S3API.DeleteObject(ctx, in, o...)
-}
 
 // benchEvents is BenchmarkReconcile's window: STREAMFOLD_RECONCILE_BENCH_EVENTS,
 // default 20,000.
@@ -177,17 +147,15 @@ func BenchmarkReconcile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s3c := &countingS3{S3API: c.S3}
-		a, err := archiver.New(s3c, archiver.Config{Bucket: bucket, Prefix: "archive", Catalog: testCatalogURI(n), Namespace: archiveNamespace(bucket, n)})
+		a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive", Catalog: testCatalogURI(n), Namespace: archiveNamespace(bucket, n)})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer a.Close()
-		cfg := reconcile.Config{DynamoDB: ddb, Naming: n, Projector: proj, Meter: meter, Archive: archiveshim.Shim{A: a},
+		cfg := reconcile.Config{DynamoDB: ddb, Naming: n, Projector: proj, Meter: meter, Archive: a,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		var units float64
-		s3c.get.Store(0)
-		s3c.list.Store(0)
+		req0 := a.Requests()
 		b.ResetTimer()
 		for range b.N {
 			rep, err := reconcile.Reconcile(ctx, cfg, reconcile.Options{From: from, To: to, Segments: segments, TempDir: b.TempDir()})
@@ -203,7 +171,8 @@ func BenchmarkReconcile(b *testing.B) {
 		perRun := float64(b.N)
 		seconds := b.Elapsed().Seconds() / perRun
 		units /= perRun
-		gets, lists := float64(s3c.get.Load())/perRun, float64(s3c.list.Load())/perRun
+		req := a.Requests().Sub(req0)
+		gets, lists := float64(req.Get)/perRun, float64(req.List)/perRun
 		dollars := capacity.Price(capacity.Units{Read: units}) + gets*s3GetPrice + lists*s3ListPrice
 		b.ReportMetric(events/seconds, "events/s")
 		b.ReportMetric(units/events*1e6, "runits/Mevent")
