@@ -268,7 +268,7 @@ func TestReadTerraform(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if got := strings.Join(names, " "); got != "api archiver ingest projector" {
+	if got := strings.Join(names, " "); got != "api archiver ingest projector reconcile" {
 		t.Fatalf("functions %q", got)
 	}
 	if got := fns["projector"].Env["STREAMFOLD_STAGE"]; got != "stage" {
