@@ -95,6 +95,29 @@ func (g Gap) Validate() error {
 	return nil
 }
 
+// LogAttrs are the gap's log attributes after its consumer and shard
+// (which a logger usually carries already): kind, the bounds known, the
+// records and the detail.
+func (g Gap) LogAttrs() []any {
+	attrs := []any{"kind", g.Kind}
+	if g.FirstSeq != "" {
+		attrs = append(attrs, "first_seq", g.FirstSeq)
+	}
+	if g.LastSeq != "" {
+		attrs = append(attrs, "last_seq", g.LastSeq)
+	}
+	if !g.From.IsZero() {
+		attrs = append(attrs, "from", g.From.UTC().Format(time.RFC3339))
+	}
+	if !g.To.IsZero() {
+		attrs = append(attrs, "to", g.To.UTC().Format(time.RFC3339))
+	}
+	if g.Records > 0 {
+		attrs = append(attrs, "records", g.Records)
+	}
+	return append(attrs, "detail", g.Detail)
+}
+
 // DayGaps is one row of a reconcile result: what one domain lacked on one
 // day (the events' event-time day, UTC), with up to a bounded number of
 // event ids per kind (Result.IDsPerKind; the CLI's --json has all).

@@ -319,21 +319,5 @@ func (w *Watch) note(ctx context.Context, g opsrec.Gap) {
 // GapAttrs are a gap's log attributes: consumer, shard, kind, the bounds
 // known and the detail.
 func GapAttrs(g opsrec.Gap) []any {
-	attrs := []any{"consumer", g.Consumer, "shard", g.Shard, "kind", g.Kind}
-	if g.FirstSeq != "" {
-		attrs = append(attrs, "first_seq", g.FirstSeq)
-	}
-	if g.LastSeq != "" {
-		attrs = append(attrs, "last_seq", g.LastSeq)
-	}
-	if !g.From.IsZero() {
-		attrs = append(attrs, "from", g.From.UTC().Format(time.RFC3339))
-	}
-	if !g.To.IsZero() {
-		attrs = append(attrs, "to", g.To.UTC().Format(time.RFC3339))
-	}
-	if g.Records > 0 {
-		attrs = append(attrs, "records", g.Records)
-	}
-	return append(attrs, "detail", g.Detail)
+	return append([]any{"consumer", g.Consumer, "shard", g.Shard}, g.LogAttrs()...)
 }

@@ -32,23 +32,7 @@ func (w *worker) noteGap(ctx context.Context, g opsrec.Gap) {
 		g.Noticed = w.r.now()
 	}
 	w.r.gaps.Add(1)
-	attrs := []any{"kind", g.Kind}
-	if g.FirstSeq != "" {
-		attrs = append(attrs, "first_seq", g.FirstSeq)
-	}
-	if g.LastSeq != "" {
-		attrs = append(attrs, "last_seq", g.LastSeq)
-	}
-	if !g.From.IsZero() {
-		attrs = append(attrs, "from", g.From.UTC().Format(time.RFC3339))
-	}
-	if !g.To.IsZero() {
-		attrs = append(attrs, "to", g.To.UTC().Format(time.RFC3339))
-	}
-	if g.Records > 0 {
-		attrs = append(attrs, "records", g.Records)
-	}
-	w.log.Warn("streamrun: gap: records may have been missed ("+g.Kind+")", append(attrs, "detail", g.Detail)...)
+	w.log.Warn("streamrun: gap: records may have been missed ("+g.Kind+")", g.LogAttrs()...)
 	if w.r.cfg.Ops == nil {
 		return
 	}
