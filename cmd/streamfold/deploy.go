@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -22,6 +23,7 @@ const deployHelp = `Usage:
   streamfold deploy apply   --stage STAGE [flags]  apply the saved plan (with --auto-approve: plan and apply in one go)
   streamfold deploy destroy --stage STAGE --auto-approve [flags]  destroy the stage
   streamfold deploy output  --stage STAGE [--json]  show the stage's Terraform outputs
+  streamfold deploy plan --offline [--stage STAGE] [--json]  what would be created, with no AWS account
 
 Runs Terraform (TOOLS_DIR/bin/terraform from "make tools" if present, else
 terraform on PATH) in ./terraform. Before running anything it checks that
@@ -41,7 +43,21 @@ terraform/backend_override.tf to swap the S3 backend for a local one, and
 removes it again when --backend-bucket is given. Ctrl-C sends terraform
 SIGINT: it stops, releases its state lock and exits; run again to resume.
 
+Offline plan (--offline): review the infrastructure before giving it an
+account. Validates and plans in a scratch copy of ./terraform from an empty
+local state (your state, saved plans and backend are not touched), with no
+credentials: every AWS endpoint is a local responder on 127.0.0.1 that
+answers only sts:GetCallerIdentity (placeholder account ` + deploy.OfflineAccount + `, region
+` + deploy.OfflineRegion + `) and the plan fails if Terraform asks AWS anything else.
+The hashicorp/aws provider comes from TOOLS_DIR/terraform.rc when "make tools
+TOOLS=aws-provider" has built it (then nothing leaves the machine), else from
+TF_CLI_CONFIG_FILE or the Terraform registry. Missing Lambda packages are
+planned from placeholders (listed). --json prints a summary: resources to
+create by type, the AWS calls made, the placeholders.
+
 Examples:
+  streamfold deploy plan --offline --stage prod
+  streamfold deploy plan --offline --json | jq .creates
   make package && streamfold deploy apply --stage dev --auto-approve
   streamfold deploy plan --stage prod --backend-bucket my-tfstate --backend-region eu-west-1 --backend-lock-table tf-locks
   streamfold deploy apply --stage prod --backend-bucket my-tfstate --backend-region eu-west-1
@@ -76,7 +92,8 @@ func runDeploy(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&cfg.TerraformPath, "terraform", defaultTerraform(env), "terraform binary (default TOOLS_DIR/bin/terraform if present, else terraform on PATH)")
 	dryRun := fs.Bool("dry-run", false, "print the terraform commands (and the backend override, if any) without running anything")
 	assumeRole := fs.Bool("assume-role-available", false, "accept an IAM role found at run time (instance profile) instead of configured credentials")
-	asJSON := fs.Bool("json", false, "output: print the outputs as JSON")
+	asJSON := fs.Bool("json", false, "output: print the outputs as JSON; plan --offline: print a JSON summary")
+	offline := fs.Bool("offline", false, "plan: validate and plan with no AWS credentials or state (local STS responder, scratch copy, empty state)")
 	vars := varFlag{}
 	fs.Var(vars, "var", "a Terraform variable, NAME=VALUE (repeatable), e.g. --var archive_bucket_name=my-archive")
 	fs.Usage = func() { fmt.Fprint(env.stderr, deployHelp); fs.PrintDefaults() }
@@ -108,6 +125,15 @@ func runDeploy(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	if err := cfg.ValidateAction(sub); err != nil {
 		return errorf(env, exitUsage, "deploy %s: %v", sub, err)
+	}
+	if *offline {
+		if sub != deploy.ActionPlan {
+			return errorf(env, exitUsage, "deploy %s: --offline is for plan only", sub)
+		}
+		if *dryRun || backend != nil {
+			return errorf(env, exitUsage, "deploy plan --offline: --dry-run and --backend-* do not apply (an offline plan uses an empty local state)")
+		}
+		return deployOffline(ctx, env, cfg, *asJSON)
 	}
 	if *dryRun {
 		if o := deploy.BackendOverride(cfg); o != "" {
@@ -201,6 +227,77 @@ func (v varFlag) Set(s string) error {
 
 // defaultTerraform is TOOLS_DIR/bin/terraform when that file exists, else
 // "terraform" (looked up on PATH).
+// deployOffline runs `deploy plan --offline` (deploy.OfflinePlan).
+func deployOffline(ctx context.Context, env *cliEnv, cfg deploy.Config, asJSON bool) int {
+	if err := deploy.CheckTerraform(cfg.TerraformPath, deploy.OSEnv()); err != nil {
+		fmt.Fprintln(env.stderr, err)
+		return exitRuntime
+	}
+	opts := deploy.OfflineOptions{Config: cfg, CLIConfigFile: env.getenv("TF_CLI_CONFIG_FILE"), Stdout: env.stdout, Stderr: env.stderr}
+	rc := filepath.Join(envOr(env, "STREAMFOLD_TOOLS_DIR", envOr(env, "TOOLS_DIR", ".tools")), "terraform.rc")
+	if st, err := os.Stat(rc); err == nil && st.Mode().IsRegular() {
+		opts.CLIConfigFile = rc
+	}
+	if asJSON {
+		opts.Stdout = env.stderr // terraform's own output; stdout is the summary
+	}
+	fmt.Fprintf(env.stderr, "streamfold: deploy plan --offline: stage %s, provider from %s; no AWS account is used\n",
+		cfg.Stage, cmp.Or(opts.CLIConfigFile, "the Terraform registry"))
+	res, err := deploy.OfflinePlan(ctx, opts)
+	if res != nil && res.Validate != nil {
+		for _, d := range res.Validate.Diagnostics {
+			where := ""
+			if d.Range != nil {
+				where = fmt.Sprintf(" (%s:%d)", filepath.Base(d.Range.Filename), d.Range.Start.Line)
+			}
+			fmt.Fprintf(env.stderr, "validate %s: %s%s: %s\n", d.Severity, d.Summary, where, d.Detail)
+		}
+	}
+	if err != nil {
+		return errorf(env, exitRuntime, "deploy plan --offline: %v", err)
+	}
+	creates := res.Creates()
+	total := 0
+	for _, n := range creates {
+		total += n
+	}
+	calls := []string{}
+	for _, c := range res.Calls {
+		calls = append(calls, c.Service+":"+c.Action)
+	}
+	if asJSON {
+		if err := writeJSON(env.stdout, map[string]any{
+			"stage": cfg.Stage, "prefix": cfg.Prefix, "account": deploy.OfflineAccount, "region": deploy.OfflineRegion,
+			"resources_to_create": total, "creates": creates, "aws_calls": calls,
+			"placeholder_packages": nonNil(res.Placeholders),
+		}); err != nil {
+			return errorf(env, exitRuntime, "deploy plan --offline: %v", err)
+		}
+		return exitOK
+	}
+	types := make([]string, 0, len(creates))
+	for t := range creates {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	fmt.Fprintf(env.stdout, "\nOffline plan for stage %s: %d resources to create\n", cfg.Stage, total)
+	for _, t := range types {
+		fmt.Fprintf(env.stdout, "  %4d  %s\n", creates[t], t)
+	}
+	fmt.Fprintf(env.stdout, "AWS calls: %d, all sts:GetCallerIdentity answered locally (account %s, region %s)\n", len(calls), deploy.OfflineAccount, deploy.OfflineRegion)
+	if len(res.Placeholders) > 0 {
+		fmt.Fprintf(env.stdout, "Planned from placeholders (run make package for the real hashes): %s\n", strings.Join(res.Placeholders, ", "))
+	}
+	return exitOK
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
 func defaultTerraform(env *cliEnv) string {
 	p := filepath.Join(envOr(env, "STREAMFOLD_TOOLS_DIR", envOr(env, "TOOLS_DIR", ".tools")), "bin", "terraform")
 	if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
