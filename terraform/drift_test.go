@@ -2,16 +2,13 @@ package terraform
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/zclconf/go-cty/cty"
 
 	"github.com/streamfold/streamfold/schema"
 )
@@ -43,232 +40,6 @@ type tfTable struct {
 	PITR        string // "local.pitr_enabled", "true", "false" or "" (no block)
 	BillingMode string
 	SSE         bool
-}
-
-// parseTables parses Terraform sources (file name -> text) and returns the
-// aws_dynamodb_table resources by logical name.
-func parseTables(files map[string][]byte) (map[string]*tfTable, error) {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := map[string]*tfTable{}
-	for _, fn := range names {
-		f, diags := hclsyntax.ParseConfig(files[fn], fn, hcl.InitialPos)
-		if diags.HasErrors() {
-			return nil, fmt.Errorf("parse %s: %s", fn, diags.Error())
-		}
-		body, ok := f.Body.(*hclsyntax.Body)
-		if !ok {
-			return nil, fmt.Errorf("parse %s: body is %T, not *hclsyntax.Body", fn, f.Body)
-		}
-		for _, b := range body.Blocks {
-			if b.Type != "resource" || len(b.Labels) != 2 || b.Labels[0] != "aws_dynamodb_table" {
-				continue
-			}
-			t, err := parseTable(fn, b)
-			if err != nil {
-				return nil, err
-			}
-			if prev, dup := out[t.Logical]; dup {
-				return nil, fmt.Errorf("table %s: declared twice, aws_dynamodb_table.%s in %s and aws_dynamodb_table.%s in %s",
-					t.Logical, prev.Resource, prev.File, t.Resource, t.File)
-			}
-			out[t.Logical] = t
-		}
-	}
-	return out, nil
-}
-
-func parseTable(fn string, b *hclsyntax.Block) (*tfTable, error) {
-	t := &tfTable{Resource: b.Labels[1], File: fn, Attrs: map[string]string{}}
-	where := fmt.Sprintf("aws_dynamodb_table.%s in %s", t.Resource, fn)
-	name, ok := b.Body.Attributes["name"]
-	if !ok {
-		return nil, fmt.Errorf("%s: no name", where)
-	}
-	logical, err := logicalName(name.Expr)
-	if err != nil {
-		return nil, fmt.Errorf("%s: name: %v", where, err)
-	}
-	t.Logical = logical
-	attrs := b.Body.Attributes
-	if t.Hash, _, err = str(attrs, "hash_key"); err != nil {
-		return nil, fmt.Errorf("%s: %v", where, err)
-	}
-	if t.Range, _, err = str(attrs, "range_key"); err != nil {
-		return nil, fmt.Errorf("%s: %v", where, err)
-	}
-	if t.BillingMode, _, err = str(attrs, "billing_mode"); err != nil {
-		return nil, fmt.Errorf("%s: %v", where, err)
-	}
-	if t.StreamOn, _, err = boolean(attrs, "stream_enabled"); err != nil {
-		return nil, fmt.Errorf("%s: %v", where, err)
-	}
-	if t.StreamView, _, err = str(attrs, "stream_view_type"); err != nil {
-		return nil, fmt.Errorf("%s: %v", where, err)
-	}
-	for _, nb := range b.Body.Blocks {
-		a := nb.Body.Attributes
-		switch nb.Type {
-		case "attribute":
-			n, _, err := str(a, "name")
-			if err != nil {
-				return nil, fmt.Errorf("%s: attribute: %v", where, err)
-			}
-			typ, _, err := str(a, "type")
-			if err != nil {
-				return nil, fmt.Errorf("%s: attribute %s: %v", where, n, err)
-			}
-			if _, dup := t.Attrs[n]; dup {
-				return nil, fmt.Errorf("%s: attribute %s declared twice", where, n)
-			}
-			t.Attrs[n] = typ
-			t.AttrOrder = append(t.AttrOrder, n)
-		case "global_secondary_index":
-			ix, err := parseIndex(nb)
-			if err != nil {
-				return nil, fmt.Errorf("%s: global_secondary_index: %v", where, err)
-			}
-			t.Indexes = append(t.Indexes, ix)
-		case "ttl":
-			t.HasTTL = true
-			if t.TTLAttr, _, err = str(a, "attribute_name"); err != nil {
-				return nil, fmt.Errorf("%s: ttl: %v", where, err)
-			}
-			if t.TTLEnabled, _, err = boolean(a, "enabled"); err != nil {
-				return nil, fmt.Errorf("%s: ttl: %v", where, err)
-			}
-		case "point_in_time_recovery":
-			e, ok := a["enabled"]
-			if !ok {
-				return nil, fmt.Errorf("%s: point_in_time_recovery without enabled", where)
-			}
-			t.PITR = exprText(e.Expr)
-		case "server_side_encryption":
-			if t.SSE, _, err = boolean(a, "enabled"); err != nil {
-				return nil, fmt.Errorf("%s: server_side_encryption: %v", where, err)
-			}
-		}
-	}
-	return t, nil
-}
-
-func parseIndex(b *hclsyntax.Block) (tfIndex, error) {
-	var ix tfIndex
-	var err error
-	if ix.Name, _, err = str(b.Body.Attributes, "name"); err != nil {
-		return ix, err
-	}
-	if ix.Projection, _, err = str(b.Body.Attributes, "projection_type"); err != nil {
-		return ix, err
-	}
-	for _, k := range []string{"hash_key", "range_key"} {
-		if _, ok := b.Body.Attributes[k]; ok {
-			return ix, fmt.Errorf("%s: uses %s; write multi-attribute keys as key_schema blocks", ix.Name, k)
-		}
-	}
-	for _, ks := range b.Body.Blocks {
-		if ks.Type != "key_schema" {
-			continue
-		}
-		n, _, err := str(ks.Body.Attributes, "attribute_name")
-		if err != nil {
-			return ix, fmt.Errorf("%s: key_schema: %v", ix.Name, err)
-		}
-		kt, _, err := str(ks.Body.Attributes, "key_type")
-		if err != nil {
-			return ix, fmt.Errorf("%s: key_schema %s: %v", ix.Name, n, err)
-		}
-		switch kt {
-		case "HASH":
-			if len(ix.Range) > 0 {
-				return ix, fmt.Errorf("%s: HASH key_schema %s after a RANGE one", ix.Name, n)
-			}
-			ix.Hash = append(ix.Hash, n)
-		case "RANGE":
-			ix.Range = append(ix.Range, n)
-		default:
-			return ix, fmt.Errorf("%s: key_schema %s: key_type %q", ix.Name, n, kt)
-		}
-	}
-	return ix, nil
-}
-
-// logicalName extracts <logical> from name = "${local.name}-<logical>".
-func logicalName(e hclsyntax.Expression) (string, error) {
-	tmpl, ok := e.(*hclsyntax.TemplateExpr)
-	if !ok || len(tmpl.Parts) != 2 {
-		return "", fmt.Errorf(`want "${local.name}-<logical>", got %s`, exprText(e))
-	}
-	if got := exprText(tmpl.Parts[0]); got != "local.name" {
-		return "", fmt.Errorf(`want "${local.name}-<logical>", starts with ${%s}`, got)
-	}
-	lit, ok := tmpl.Parts[len(tmpl.Parts)-1].(*hclsyntax.LiteralValueExpr)
-	if !ok || lit.Val.Type() != cty.String {
-		return "", fmt.Errorf(`want "${local.name}-<logical>", got %s`, exprText(e))
-	}
-	s := lit.Val.AsString()
-	if !strings.HasPrefix(s, "-") || len(s) < 2 {
-		return "", fmt.Errorf(`want "${local.name}-<logical>", suffix is %q`, s)
-	}
-	return s[1:], nil
-}
-
-// exprText renders a traversal such as local.pitr_enabled, or a literal.
-func exprText(e hclsyntax.Expression) string {
-	if tr, ok := e.(*hclsyntax.ScopeTraversalExpr); ok {
-		parts := []string{tr.Traversal.RootName()}
-		for _, step := range tr.Traversal[1:] {
-			if a, ok := step.(hcl.TraverseAttr); ok {
-				parts = append(parts, a.Name)
-			}
-		}
-		return strings.Join(parts, ".")
-	}
-	v, diags := e.Value(nil)
-	if diags.HasErrors() || !v.IsKnown() || v.IsNull() {
-		return fmt.Sprintf("<expression at %s>", e.Range())
-	}
-	switch v.Type() {
-	case cty.String:
-		return v.AsString()
-	case cty.Bool:
-		return fmt.Sprint(v.True())
-	}
-	return fmt.Sprintf("<%s at %s>", v.Type().FriendlyName(), e.Range())
-}
-
-func literal(attrs hclsyntax.Attributes, name string, want cty.Type) (cty.Value, bool, error) {
-	a, ok := attrs[name]
-	if !ok {
-		return cty.NilVal, false, nil
-	}
-	v, diags := a.Expr.Value(nil)
-	if diags.HasErrors() {
-		return cty.NilVal, true, fmt.Errorf("%s is not a literal (%s)", name, a.Expr.Range())
-	}
-	if v.Type() != want {
-		return cty.NilVal, true, fmt.Errorf("%s is a %s, want %s", name, v.Type().FriendlyName(), want.FriendlyName())
-	}
-	return v, true, nil
-}
-
-func str(attrs hclsyntax.Attributes, name string) (string, bool, error) {
-	v, ok, err := literal(attrs, name, cty.String)
-	if !ok || err != nil {
-		return "", ok, err
-	}
-	return v.AsString(), true, nil
-}
-
-func boolean(attrs hclsyntax.Attributes, name string) (bool, bool, error) {
-	v, ok, err := literal(attrs, name, cty.Bool)
-	if !ok || err != nil {
-		return false, ok, err
-	}
-	return v.True(), true, nil
 }
 
 func orNone(s string) string {
@@ -446,29 +217,12 @@ func conventions(tf map[string]*tfTable) []string {
 	return errs
 }
 
-func TestTablesMatchSchema(t *testing.T) {
-	tf, err := parseTables(readConfigFiles(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tf) == 0 {
-		t.Fatal("terraform/*.tf declares no aws_dynamodb_table")
-	}
-	for _, e := range compare(schema.Tables(), tf) {
-		t.Error(e)
-	}
-	for _, e := range conventions(tf) {
-		t.Error(e)
-	}
-}
-
-// TestDriftIsCaught mutates main.tf in memory and expects the exact report.
+// TestDriftIsCaught mutates main.tf, plans it with the real provider and
+// expects the exact report of compare (or the provider's own refusal, for
+// a key attribute left without any index).
 func TestDriftIsCaught(t *testing.T) {
-	src, err := os.ReadFile("main.tf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	main := string(src)
+	files := readConfigFiles(t)
+	main := string(files["terraform/main.tf"])
 	// cut removes the first occurrence of block (a whole line-aligned
 	// snippet) after anchor within the resource res.
 	cut := func(t *testing.T, res, anchor, block string) string {
@@ -495,38 +249,49 @@ func TestDriftIsCaught(t *testing.T) {
 	cases := []struct {
 		name   string
 		mutate func(t *testing.T) string
-		want   []string
+		want   []string // compare's report
+		// wantErr, instead: the provider refuses the configuration with
+		// this text (validate or plan).
+		wantErr string
 	}{
 		{
-			name:   "GSI hash attribute removed",
-			mutate: func(t *testing.T) string { return cut(t, "workflow_jobs", `"GSI1"`, keySchema("status", "HASH")) },
-			want:   []string{"table workflow-jobs index GSI1: schema.Tables() says hash [installation_id status], terraform/main.tf says hash [installation_id]"},
+			name:    "GSI hash attribute removed",
+			mutate:  func(t *testing.T) string { return cut(t, "workflow_jobs", `"GSI1"`, keySchema("status", "HASH")) },
+			wantErr: `Unused attributes: ["status"]`,
 		},
 		{
-			name:   "GSI range attribute removed",
-			mutate: func(t *testing.T) string { return cut(t, "workflows", `"GSI2"`, keySchema("sortValue", "RANGE")) },
-			want:   []string{"table workflows index GSI2: schema.Tables() says range [entityType sortValue], terraform/main.tf says range [entityType]"},
+			name:    "GSI range attribute removed",
+			mutate:  func(t *testing.T) string { return cut(t, "workflows", `"GSI2"`, keySchema("sortValue", "RANGE")) },
+			wantErr: `Unused attributes: ["sortValue"]`,
+		},
+		{
+			name: "GSI range attribute replaced",
+			mutate: func(t *testing.T) string {
+				return strings.Replace(cut(t, "workflows", `"GSI2"`, keySchema("sortValue", "RANGE")), keySchema("entityType", "RANGE"),
+					keySchema("entityType", "RANGE")+keySchema("sortValue", "HASH")[1:], 1)
+			},
+			wantErr: "must be before",
 		},
 		{
 			name: "attribute type changed",
 			mutate: func(t *testing.T) string {
 				return strings.Replace(cut(t, "workflow_jobs", `name = "run_id"`, `type = "N"`), `name = "run_id"`, `name = "run_id"`+"\n    type = \"S\"", 1)
 			},
-			want: []string{"table workflow-jobs attribute run_id: schema.Tables() says N, terraform/main.tf says S"},
+			want: []string{"table workflow-jobs attribute run_id: schema.Tables() says N, aws_dynamodb_table.workflow_jobs (plan) says S"},
 		},
 		{
 			name: "TTL removed",
 			mutate: func(t *testing.T) string {
 				return cut(t, "messages", `"${local.name}-messages"`, "\n  ttl {\n    attribute_name = \"ttl\"\n    enabled        = true\n  }\n")
 			},
-			want: []string{"table messages: schema.Tables() says ttl on (attribute ttl), terraform/main.tf says ttl off"},
+			want: []string{"table messages: schema.Tables() says ttl on (attribute ttl), aws_dynamodb_table.messages (plan) says ttl off"},
 		},
 		{
 			name: "stream turned off",
 			mutate: func(t *testing.T) string {
 				return cut(t, "events", `"${local.name}-events"`, "  stream_enabled   = true\n")
 			},
-			want: []string{"table events: schema.Tables() says stream NEW_IMAGE, terraform/main.tf says stream off (stream_view_type NEW_IMAGE with stream_enabled unset or false)"},
+			wantErr: "stream_view_type",
 		},
 		{
 			name: "table renamed",
@@ -535,7 +300,7 @@ func TestDriftIsCaught(t *testing.T) {
 			},
 			want: []string{
 				`table checkpoints: schema.Tables() has it, terraform/*.tf has no aws_dynamodb_table named "${local.name}-checkpoints"`,
-				"table checkpoint: schema.Tables() has no such table, terraform/main.tf declares aws_dynamodb_table.checkpoints",
+				"table checkpoint: schema.Tables() has no such table, aws_dynamodb_table.checkpoints (plan) declares aws_dynamodb_table.checkpoints",
 			},
 		},
 	}
@@ -545,11 +310,25 @@ func TestDriftIsCaught(t *testing.T) {
 			if mutated == main {
 				t.Fatal("mutation changed nothing")
 			}
-			tf, err := parseTables(map[string][]byte{"terraform/main.tf": []byte(mutated)})
-			if err != nil {
-				t.Fatal(err)
+			broken := maps.Clone(files)
+			broken["terraform/main.tf"] = []byte(mutated)
+			r := runPlan(t, broken, "prod")
+			var refused string
+			if v := r.Result.Validate; v != nil && !v.Valid {
+				refused = diagnostics(v)
+			} else if r.Err != nil {
+				refused = r.Err.Error()
 			}
-			got := compare(schema.Tables(), tf)
+			if tc.wantErr != "" {
+				if !strings.Contains(refused, tc.wantErr) {
+					t.Fatalf("want the provider to refuse with %q, got: %s", tc.wantErr, orNone(refused))
+				}
+				return
+			}
+			if refused != "" {
+				t.Fatalf("the provider refused the mutation: %s", refused)
+			}
+			got := compare(schema.Tables(), tablesFromPlan(t, r.Result.Plan, "prod", true))
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("compare reported\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
 			}

@@ -76,9 +76,29 @@ func runPlan(t *testing.T, files map[string][]byte, stage string) planRun {
 		t.Fatalf("offline plan (stage %s): %v\n%s", stage, err, log.Bytes())
 	}
 	if err != nil && !errors.Is(err, deploy.ErrInvalidConfig) {
-		err = fmt.Errorf("%w\n%s", err, log.Bytes())
+		err = fmt.Errorf("%w\n%s", err, errorSections(log.String()))
 	}
 	return planRun{Result: res, Err: err}
+}
+
+// errorSections keeps terraform's "Error:" paragraphs of an output (the
+// plan's full listing is long and says nothing about the failure).
+func errorSections(out string) string {
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(out, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "Error:") || strings.HasPrefix(trimmed, "│ Error:") {
+			in = true
+		}
+		if in {
+			b.WriteString(line + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return out
+	}
+	return b.String()
 }
 
 // diagnostics lists validate's diagnostics, one per line.

@@ -89,6 +89,17 @@ func OfflinePlan(ctx context.Context, opts OfflineOptions) (*OfflineResult, erro
 		return nil, fmt.Errorf("deploy: offline plan: %w", err)
 	}
 	cfg := opts.Config
+	// terraform runs in the scratch copy: relative paths must not move.
+	if strings.ContainsRune(cfg.TerraformPath, '/') || strings.ContainsRune(cfg.TerraformPath, os.PathSeparator) {
+		if abs, err := filepath.Abs(cfg.TerraformPath); err == nil {
+			cfg.TerraformPath = abs
+		}
+	}
+	if opts.CLIConfigFile != "" {
+		if abs, err := filepath.Abs(opts.CLIConfigFile); err == nil {
+			opts.CLIConfigFile = abs
+		}
+	}
 	scratch, err := os.MkdirTemp("", "streamfold-offline-plan-")
 	if err != nil {
 		return nil, fmt.Errorf("deploy: offline plan: %w", err)
@@ -125,7 +136,10 @@ func OfflinePlan(ctx context.Context, opts OfflineOptions) (*OfflineResult, erro
 	if err := tf.Init(ctx); err != nil {
 		return nil, &RunError{Command: "init", Err: err}
 	}
+	// validate -json and show -json answer in JSON on stdout: parsed, not shown.
+	tf.SetStdout(io.Discard)
 	res.Validate, err = tf.Validate(ctx)
+	tf.SetStdout(out(opts.Stdout))
 	if err != nil {
 		return nil, &RunError{Command: "validate", Err: err}
 	}
@@ -153,6 +167,7 @@ func OfflinePlan(ctx context.Context, opts OfflineOptions) (*OfflineResult, erro
 		}
 		return res, &RunError{Command: "plan", Err: err}
 	}
+	tf.SetStdout(io.Discard)
 	res.Plan, err = tf.ShowPlanFile(ctx, "offline.tfplan")
 	if err != nil {
 		return res, &RunError{Command: "show", Err: err}
@@ -167,17 +182,17 @@ func firstLine(err error) string {
 }
 
 // OfflineEnv is the whole environment an offline terraform runs with:
-// environ without AWS_*, TF_* and proxy variables, plus local's endpoint and
-// placeholder credentials, the CLI configuration (if any), no checkpoint
-// calls, and proxies on a closed port of 127.0.0.1 for any client that
-// would leave the machine.
+// environ without AWS_* and TF_* variables, plus local's endpoint and
+// placeholder credentials and no checkpoint calls. With a CLI configuration
+// (a local provider mirror) the proxies point at a closed port of 127.0.0.1,
+// so that any client that would leave the machine fails; without one,
+// terraform init needs the registry, and the caller's proxies are kept.
 func OfflineEnv(environ []string, local *LocalAWS, cliConfigFile string) map[string]string {
 	env := map[string]string{}
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
-		switch {
-		case strings.HasPrefix(k, "AWS_"), strings.HasPrefix(k, "TF_"),
-			strings.EqualFold(k, "http_proxy"), strings.EqualFold(k, "https_proxy"), strings.EqualFold(k, "no_proxy"):
+		proxy := strings.EqualFold(k, "http_proxy") || strings.EqualFold(k, "https_proxy") || strings.EqualFold(k, "no_proxy")
+		if strings.HasPrefix(k, "AWS_") || strings.HasPrefix(k, "TF_") || (proxy && cliConfigFile != "") {
 			continue
 		}
 		env[k] = v
@@ -185,13 +200,13 @@ func OfflineEnv(environ []string, local *LocalAWS, cliConfigFile string) map[str
 	for k, v := range local.Env() {
 		env[k] = v
 	}
+	env["CHECKPOINT_DISABLE"] = "1"
 	if cliConfigFile != "" {
 		env["TF_CLI_CONFIG_FILE"] = cliConfigFile
+		env["HTTP_PROXY"] = "http://127.0.0.1:9"
+		env["HTTPS_PROXY"] = "http://127.0.0.1:9"
+		env["NO_PROXY"] = "127.0.0.1,localhost"
 	}
-	env["CHECKPOINT_DISABLE"] = "1"
-	env["HTTP_PROXY"] = "http://127.0.0.1:9"
-	env["HTTPS_PROXY"] = "http://127.0.0.1:9"
-	env["NO_PROXY"] = "127.0.0.1,localhost"
 	return env
 }
 

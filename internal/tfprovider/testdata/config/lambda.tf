@@ -1,0 +1,3 @@
+resource "aws_lambda_function" "f" {
+  function_name = "f"
+}

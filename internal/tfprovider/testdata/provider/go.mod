@@ -1,0 +1,3 @@
+module github.com/hashicorp/terraform-provider-aws
+
+go 1.22

@@ -1,0 +1,9 @@
+package meta
+
+import (
+	"github.com/hashicorp/terraform-provider-aws/internal/conns"
+)
+
+// Uses calls what the package needs.
+func Uses(c *conns.AWSClient) {
+}

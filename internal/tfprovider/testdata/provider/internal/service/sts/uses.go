@@ -1,0 +1,10 @@
+package sts
+
+import (
+	"github.com/hashicorp/terraform-provider-aws/internal/conns"
+)
+
+// Uses calls what the package needs.
+func Uses(c *conns.AWSClient) {
+	_ = c.STSClient(conns.Ctx)
+}
