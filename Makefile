@@ -5,10 +5,10 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-# Where `make tools` installs DynamoDB Local, MinIO and Terraform (git-ignored).
+# Where `make tools` installs DynamoDB Local, MinIO, Terraform and the AWS provider (git-ignored).
 TOOLS_DIR ?= $(CURDIR)/.tools
 export TOOLS_DIR
-# Which tools `make tools` installs: some of dynamodb minio terraform chromium (default all).
+# Which tools `make tools` installs: some of dynamodb minio terraform aws-provider chromium (default all).
 TOOLS ?=
 export TOOLS
 # `make deploy`: the action and stage, and extra flags (e.g. DEPLOY_FLAGS="--backend-bucket b").
@@ -21,7 +21,7 @@ help: ## Show this help
 	@awk 'BEGIN { FS = ":.*## " } /^[a-zA-Z0-9_.-]+:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 .PHONY: tools
-tools: ## Install DynamoDB Local, MinIO and Terraform into .tools/, and Debian's chromium; TOOLS="dynamodb minio" for some (reuses what is there)
+tools: ## Install DynamoDB Local, MinIO, Terraform and the hashicorp/aws provider (built from source, ~10 min) into .tools/, and Debian's chromium; TOOLS="dynamodb minio" for some (reuses what is there)
 	@bash .ci/tools.sh
 
 .PHONY: build

