@@ -16,8 +16,9 @@ package terraform
 //     TestPlanAlarmsAndSchedules: the mappings' settings, each function's
 //     environment against what its main reads, the actions of each role,
 //     and the alarms and schedules.
-//   - TestPlanCatchesBrokenConfig: an unknown argument and a GSI key the
-//     schema does not have fail the tier.
+//   - TestPlanCatchesBrokenConfig: an unknown argument, a GSI key the schema
+//     does not have, a mapping at LATEST with a wider filter, and a policy
+//     action the code does not need fail the tier.
 
 import (
 	"encoding/json"
@@ -424,13 +425,21 @@ func contains(ss []string, s string) bool {
 }
 
 func TestPlanEventSourceMappings(t *testing.T) {
-	p := repoPlan(t, "dev")
+	for _, e := range checkPlanESMs(repoPlan(t, "dev")) {
+		t.Error(e)
+	}
+}
+
+// checkPlanESMs reports every planned stream mapping setting that differs
+// from what the consumers need (esm_test.go says why each matters).
+func checkPlanESMs(p *tfjson.Plan) []string {
+	var errs []string
 	esms := ofType(p, tfjson.ManagedResourceMode, "aws_lambda_event_source_mapping")
 	var keys []string
 	for _, in := range esms {
 		keys = append(keys, in.Key)
 		v := afterMap(in)
-		fail := func(format string, a ...any) { t.Errorf("%s: %s", in.Address, fmt.Sprintf(format, a...)) }
+		fail := func(format string, a ...any) { errs = append(errs, in.Address+": "+fmt.Sprintf(format, a...)) }
 		num := func(k string) float64 { n, _ := v[k].(float64); return n }
 		cfgAddr := "aws_lambda_event_source_mapping." + in.Name
 		if !unknownAt(in, "event_source_arn") || !contains(refsOf(p, cfgAddr, "event_source_arn"), "aws_dynamodb_table.events.stream_arn") {
@@ -496,8 +505,10 @@ func TestPlanEventSourceMappings(t *testing.T) {
 	}
 	sort.Strings(keys)
 	if strings.Join(keys, ",") != strings.Join(streamConsumers, ",") {
-		t.Errorf("the plan maps %v to the stream, want one mapping per stream consumer %v", keys, streamConsumers)
+		errs = append(errs, fmt.Sprintf("the plan maps %v to the stream, want one mapping per stream consumer %v", keys, streamConsumers))
 	}
+	sort.Strings(errs)
+	return errs
 }
 
 func asObjs(v any) []map[string]any {
@@ -593,13 +604,22 @@ func evaluatedFunction(t *testing.T, name string) *instance {
 }
 
 func TestPlanIAM(t *testing.T) {
-	p := repoPlan(t, "dev")
+	for _, e := range checkPlanIAM(repoPlan(t, "dev")) {
+		t.Error(e)
+	}
+}
+
+// checkPlanIAM reports every function policy whose planned actions differ
+// from the grants its code needs, wildcard actions, and roles or policies
+// not one per function.
+func checkPlanIAM(p *tfjson.Plan) []string {
+	var errs []string
 	docs := ofType(p, tfjson.DataResourceMode, "aws_iam_policy_document")
 	expected := expectedGrants()
 	for _, fn := range lambdaCommands {
 		in, ok := docs[fn+"/"]
 		if !ok {
-			t.Errorf("no data.aws_iam_policy_document.%s in the plan", fn)
+			errs = append(errs, fmt.Sprintf("no data.aws_iam_policy_document.%s in the plan", fn))
 			continue
 		}
 		got := map[string]bool{}
@@ -611,7 +631,7 @@ func TestPlanIAM(t *testing.T) {
 			for _, a := range acts {
 				s := fmt.Sprint(a)
 				if strings.Contains(s, "*") {
-					t.Errorf("%s: action %q is a wildcard", in.Address, s)
+					errs = append(errs, fmt.Sprintf("%s: action %q is a wildcard", in.Address, s))
 				}
 				got[s] = true
 			}
@@ -621,7 +641,7 @@ func TestPlanIAM(t *testing.T) {
 			want[g.action] = true
 		}
 		if g, w := strings.Join(sortedMapKeys(got), " "), strings.Join(sortedMapKeys(want), " "); g != w {
-			t.Errorf("role of %s: the plan grants\n  %s\nthe code needs\n  %s", fn, g, w)
+			errs = append(errs, fmt.Sprintf("role of %s: the plan grants\n  %s\nthe code needs\n  %s", fn, g, w))
 		}
 	}
 	// One role and one inline policy per function, attached to it.
@@ -633,9 +653,10 @@ func TestPlanIAM(t *testing.T) {
 			}
 		}
 		if n != len(lambdaCommands) {
-			t.Errorf("%d %s.function instances, want one per function (%d)", n, typ, len(lambdaCommands))
+			errs = append(errs, fmt.Sprintf("%d %s.function instances, want one per function (%d)", n, typ, len(lambdaCommands)))
 		}
 	}
+	return errs
 }
 
 func TestPlanAlarmsAndSchedules(t *testing.T) {
@@ -690,6 +711,47 @@ func TestPlanCatchesBrokenConfig(t *testing.T) {
 		}
 		if d := diagnostics(r.Result.Validate); !strings.Contains(d, "read_capacity_units_typo") {
 			t.Errorf("validate's diagnostics do not name the argument:\n%s", d)
+		}
+	})
+	t.Run("stream mapping settings", func(t *testing.T) {
+		// Two settings broken at once in streams.tf's mappings: a new
+		// mapping that starts at LATEST skips the stream's 24 h, and a
+		// filter that also passes MODIFY.
+		src := string(files["terraform/streams.tf"])
+		broken := maps.Clone(files)
+		mut := strings.Replace(src, `"TRIM_HORIZON"`, `"LATEST"`, 1)
+		mut = strings.Replace(mut, `eventName = ["INSERT"]`, `eventName = ["INSERT", "MODIFY"]`, 1)
+		if mut == src || strings.Count(mut, `"LATEST"`) != 1 || !strings.Contains(mut, `"MODIFY"`) {
+			t.Fatal("streams.tf has no starting_position \"TRIM_HORIZON\" or no eventName = [\"INSERT\"] filter to break")
+		}
+		broken["terraform/streams.tf"] = []byte(mut)
+		r := runPlan(t, broken, "dev")
+		if r.Err != nil {
+			t.Fatalf("the broken mappings did not plan: %v", r.Err)
+		}
+		got := strings.Join(checkPlanESMs(r.Result.Plan), "\n")
+		for _, want := range []string{"starting_position LATEST, want TRIM_HORIZON", `want exactly {"eventName":["INSERT"]}`} {
+			if !strings.Contains(got, want) {
+				t.Errorf("checkPlanESMs does not report %q; it reported:\n%s", want, got)
+			}
+		}
+	})
+	t.Run("policy action", func(t *testing.T) {
+		// The api function's policy gains a write the code never makes.
+		src := string(files["terraform/iam.tf"])
+		at := strings.Index(src, `data "aws_iam_policy_document" "api" {`)
+		if at < 0 {
+			t.Fatal(`iam.tf has no data "aws_iam_policy_document" "api"`)
+		}
+		at += len(`data "aws_iam_policy_document" "api" {`)
+		broken := maps.Clone(files)
+		broken["terraform/iam.tf"] = []byte(src[:at] + "\n  statement {\n    actions   = [\"dynamodb:DeleteItem\"]\n    resources = [aws_dynamodb_table.events.arn]\n  }" + src[at:])
+		r := runPlan(t, broken, "dev")
+		if r.Err != nil {
+			t.Fatalf("the broken policy did not plan: %v", r.Err)
+		}
+		if got := strings.Join(checkPlanIAM(r.Result.Plan), "\n"); !strings.Contains(got, "role of api") || !strings.Contains(got, "dynamodb:DeleteItem") {
+			t.Errorf("checkPlanIAM does not report api's extra dynamodb:DeleteItem; it reported:\n%s", got)
 		}
 	})
 	t.Run("GSI key the schema does not have", func(t *testing.T) {
