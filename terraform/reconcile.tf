@@ -67,6 +67,31 @@ resource "aws_iam_role_policy" "reconcile_scheduler" {
   policy = data.aws_iam_policy_document.reconcile_scheduler.json
 }
 
+# What reconcile may also do when it heals (var.reconcile_heal): the paths
+# heal feeds the missing events through, as iam.tf grants them to the
+# projector and the archiver.
+locals {
+  reconcile_heal_statements = [
+    # The events to heal, read again by key (BatchGetItem) before they are
+    # fed to the consumers' paths.
+    { sid = "HealReadEvents", actions = ["dynamodb:BatchGetItem"], resources = [aws_dynamodb_table.events.arn] },
+    # The projector's commit (TransactWriteItems of version-checked state
+    # Puts and projection Puts and Updates; derive's GetItem).
+    { sid = "HealAggregates", actions = ["dynamodb:PutItem"], resources = [aws_dynamodb_table.aggregates.arn] },
+    { sid = "HealProjections", actions = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"], resources = local.projection_table_arns },
+    # The archiver's batch: data and metadata files written, the metadata a
+    # commit replaces deleted (write.metadata.delete-after-commit). No
+    # s3:DeleteObjectVersion. Wildcard: object keys under the archive
+    # prefix are made at run time.
+    { sid = "HealArchiveObjects", actions = ["s3:PutObject", "s3:DeleteObject"], resources = ["${aws_s3_bucket.archive.arn}/${var.archive_prefix}/*"] },
+    # A table missing from the catalog is created (the database's
+    # properties read first); a batch is a commit (UpdateTable,
+    # version-checked).
+    { sid = "HealGlueDatabase", actions = ["glue:GetDatabase"], resources = [local.glue_catalog_arn, aws_glue_catalog_database.archive.arn] },
+    { sid = "HealGlueTables", actions = ["glue:CreateTable", "glue:UpdateTable"], resources = concat([local.glue_catalog_arn, aws_glue_catalog_database.archive.arn], local.glue_table_arns) },
+  ]
+}
+
 # The reconcile function's inline policy (lambda.tf attaches it to its own
 # role, like every function's; iam.tf's rules apply: no "*", wildcards only
 # from terraform/iam_test.go's allow-list).
@@ -119,70 +144,13 @@ data "aws_iam_policy_document" "reconcile" {
     resources = concat([local.glue_catalog_arn, aws_glue_catalog_database.archive.arn], local.glue_table_arns)
   }
 
-  # --- heal only (var.reconcile_heal) ---------------------------------------
-
-  # The events to heal, read again by key (BatchGetItem) before they are
-  # fed to the consumers' paths.
+  # --- heal only (var.reconcile_heal): local.reconcile_heal_statements ------
   dynamic "statement" {
-    for_each = var.reconcile_heal ? [1] : []
+    for_each = [for st in local.reconcile_heal_statements : st if var.reconcile_heal]
     content {
-      sid       = "HealReadEvents"
-      actions   = ["dynamodb:BatchGetItem"]
-      resources = [aws_dynamodb_table.events.arn]
-    }
-  }
-
-  # The projector's commit (TransactWriteItems of version-checked state Puts
-  # and projection Puts and Updates; derive's GetItem), as in iam.tf's
-  # projector policy.
-  dynamic "statement" {
-    for_each = var.reconcile_heal ? [1] : []
-    content {
-      sid       = "HealAggregates"
-      actions   = ["dynamodb:PutItem"]
-      resources = [aws_dynamodb_table.aggregates.arn]
-    }
-  }
-
-  dynamic "statement" {
-    for_each = var.reconcile_heal ? [1] : []
-    content {
-      sid       = "HealProjections"
-      actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
-      resources = local.projection_table_arns
-    }
-  }
-
-  # The archiver's batch: data and metadata files written, the metadata a
-  # commit replaces deleted (write.metadata.delete-after-commit), as in
-  # iam.tf's archiver policy. No s3:DeleteObjectVersion.
-  dynamic "statement" {
-    for_each = var.reconcile_heal ? [1] : []
-    content {
-      sid     = "HealArchiveObjects"
-      actions = ["s3:PutObject", "s3:DeleteObject"]
-      # Wildcard: object keys under the archive prefix are made at run time.
-      resources = ["${aws_s3_bucket.archive.arn}/${var.archive_prefix}/*"]
-    }
-  }
-
-  # A table missing from the catalog is created (the database's properties
-  # read first); a batch is a commit (UpdateTable, version-checked).
-  dynamic "statement" {
-    for_each = var.reconcile_heal ? [1] : []
-    content {
-      sid       = "HealGlueDatabase"
-      actions   = ["glue:GetDatabase"]
-      resources = [local.glue_catalog_arn, aws_glue_catalog_database.archive.arn]
-    }
-  }
-
-  dynamic "statement" {
-    for_each = var.reconcile_heal ? [1] : []
-    content {
-      sid       = "HealGlueTables"
-      actions   = ["glue:CreateTable", "glue:UpdateTable"]
-      resources = concat([local.glue_catalog_arn, aws_glue_catalog_database.archive.arn], local.glue_table_arns)
+      sid       = statement.value.sid
+      actions   = statement.value.actions
+      resources = statement.value.resources
     }
   }
 
