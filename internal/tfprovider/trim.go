@@ -158,15 +158,9 @@ func trimServicePackages(file string, keep map[string]bool) (int, error) {
 	servicePrefix := ModulePath + "/internal/service/"
 	names := map[string]string{} // local import name -> service package
 	for _, imp := range f.Imports {
-		p, _ := strconv.Unquote(imp.Path.Value)
-		if !strings.HasPrefix(p, servicePrefix) {
-			continue
+		if p, local := importOf(imp); strings.HasPrefix(p, servicePrefix) {
+			names[local] = strings.TrimPrefix(p, servicePrefix)
 		}
-		local := path.Base(p)
-		if imp.Name != nil {
-			local = imp.Name.Name
-		}
-		names[local] = strings.TrimPrefix(p, servicePrefix)
 	}
 	if len(names) == 0 {
 		return 0, fmt.Errorf("tfprovider: %s imports no service package: the generated file changed shape", file)
@@ -335,11 +329,7 @@ func trimClients(file string, used map[string]bool) ([]string, int, error) {
 		return true
 	})
 	for _, imp := range append([]*ast.ImportSpec(nil), f.Imports...) {
-		p, _ := strconv.Unquote(imp.Path.Value)
-		local := path.Base(p)
-		if imp.Name != nil {
-			local = imp.Name.Name
-		}
+		p, local := importOf(imp)
 		if local == "_" || local == "." || referenced[local] {
 			continue
 		}
@@ -349,39 +339,39 @@ func trimClients(file string, used map[string]bool) ([]string, int, error) {
 	return kept, removed, writeFile(file, fset, f)
 }
 
+// importOf returns an import's path and the name it is used by (the last
+// path element unless renamed; the provider's packages are named so).
+func importOf(is *ast.ImportSpec) (importPath, local string) {
+	importPath, _ = strconv.Unquote(is.Path.Value)
+	local = path.Base(importPath)
+	if is.Name != nil {
+		local = is.Name.Name
+	}
+	return importPath, local
+}
+
 // deleteImport removes one import spec (by path and local name) from f.
 func deleteImport(f *ast.File, importPath, local string) {
+	keep := func(is *ast.ImportSpec) bool {
+		p, name := importOf(is)
+		return p != importPath || name != local
+	}
 	for _, d := range f.Decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok || gd.Tok != token.IMPORT {
-			continue
-		}
-		var specs []ast.Spec
-		for _, s := range gd.Specs {
-			is := s.(*ast.ImportSpec)
-			p, _ := strconv.Unquote(is.Path.Value)
-			name := path.Base(p)
-			if is.Name != nil {
-				name = is.Name.Name
+		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.IMPORT {
+			var specs []ast.Spec
+			for _, s := range gd.Specs {
+				if keep(s.(*ast.ImportSpec)) {
+					specs = append(specs, s)
+				}
 			}
-			if p == importPath && name == local {
-				continue
-			}
-			specs = append(specs, s)
+			gd.Specs = specs
 		}
-		gd.Specs = specs
 	}
 	var imps []*ast.ImportSpec
 	for _, is := range f.Imports {
-		p, _ := strconv.Unquote(is.Path.Value)
-		name := path.Base(p)
-		if is.Name != nil {
-			name = is.Name.Name
+		if keep(is) {
+			imps = append(imps, is)
 		}
-		if p == importPath && name == local {
-			continue
-		}
-		imps = append(imps, is)
 	}
 	f.Imports = imps
 }
