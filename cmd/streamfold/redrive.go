@@ -372,18 +372,7 @@ func redriveDelivery(handle streamrun.Handler, log *slog.Logger) *streamrun.Deli
 // range and the records' creation times.
 func markRedrive(handle streamrun.Handler, b failedBatch, recs []events.DynamoDBEventRecord) streamrun.Handler {
 	mark := &opswatch.Redrive{Source: b.Where, Shard: b.Range.ShardID, FirstSeq: b.Range.Start, LastSeq: b.Range.End, Records: len(recs)}
-	for _, r := range recs {
-		t := r.Change.ApproximateCreationDateTime.Time
-		if t.IsZero() {
-			continue
-		}
-		if mark.From.IsZero() || t.Before(mark.From) {
-			mark.From = t
-		}
-		if t.After(mark.To) {
-			mark.To = t
-		}
-	}
+	mark.From, mark.To = opswatch.CreatedSpan(recs)
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		return handle(opswatch.WithRedrive(ctx, mark), ev)
 	}

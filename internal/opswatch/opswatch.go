@@ -272,6 +272,24 @@ func (w *Watch) Batch(ctx context.Context, recs []events.DynamoDBEventRecord) {
 	}
 }
 
+// CreatedSpan returns the earliest and latest creation time of recs
+// (records without one are skipped; zero times when none has one).
+func CreatedSpan(recs []events.DynamoDBEventRecord) (from, to time.Time) {
+	for _, r := range recs {
+		t := r.Change.ApproximateCreationDateTime.Time
+		if t.IsZero() {
+			continue
+		}
+		if from.IsZero() || t.Before(from) {
+			from = t
+		}
+		if t.After(to) {
+			to = t
+		}
+	}
+	return from, to
+}
+
 // redriveGap is the GapOnFailure of a redriven batch.
 func (w *Watch) redriveGap(rd *Redrive, recs []events.DynamoDBEventRecord, now time.Time) opsrec.Gap {
 	g := opsrec.Gap{
@@ -283,18 +301,7 @@ func (w *Watch) redriveGap(rd *Redrive, recs []events.DynamoDBEventRecord, now t
 		g.Shard = StreamKey(recs[0])
 	}
 	if g.From.IsZero() && g.To.IsZero() {
-		for _, r := range recs {
-			t := r.Change.ApproximateCreationDateTime.Time
-			if t.IsZero() {
-				continue
-			}
-			if g.From.IsZero() || t.Before(g.From) {
-				g.From = t
-			}
-			if t.After(g.To) {
-				g.To = t
-			}
-		}
+		g.From, g.To = CreatedSpan(recs)
 	}
 	if g.FirstSeq == "" {
 		g.FirstSeq, g.LastSeq = recs[0].Change.SequenceNumber, recs[len(recs)-1].Change.SequenceNumber

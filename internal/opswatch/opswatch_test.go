@@ -230,3 +230,20 @@ func TestNilWatch(t *testing.T) {
 		t.Errorf("log %s", log.String())
 	}
 }
+
+func TestCreatedSpan(t *testing.T) {
+	at := func(sec int64) events.DynamoDBEventRecord {
+		var r events.DynamoDBEventRecord
+		if sec > 0 {
+			r.Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: time.Unix(sec, 0).UTC()}
+		}
+		return r
+	}
+	from, to := CreatedSpan([]events.DynamoDBEventRecord{at(20), at(0), at(10), at(30)})
+	if from != time.Unix(10, 0).UTC() || to != time.Unix(30, 0).UTC() {
+		t.Fatalf("CreatedSpan = %v, %v; want 10 s and 30 s (the record without a time skipped)", from, to)
+	}
+	if from, to := CreatedSpan([]events.DynamoDBEventRecord{at(0)}); !from.IsZero() || !to.IsZero() {
+		t.Fatalf("no times: %v, %v; want zero", from, to)
+	}
+}
