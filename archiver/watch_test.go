@@ -3,7 +3,6 @@ package archiver_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,36 +11,16 @@ import (
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/archiver/internal/s3mem"
 	"github.com/streamfold/streamfold/internal/opsrec"
+	"github.com/streamfold/streamfold/internal/opsrec/opsrectest"
 	"github.com/streamfold/streamfold/internal/opswatch"
 )
-
-// opsLog is an in-memory opswatch.Recorder.
-type opsLog struct {
-	mu    sync.Mutex
-	gaps  []opsrec.Gap
-	beats []opsrec.Progress
-}
-
-func (o *opsLog) PutGap(_ context.Context, g opsrec.Gap) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.gaps = append(o.gaps, g)
-	return nil
-}
-
-func (o *opsLog) PutProgress(_ context.Context, p opsrec.Progress) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.beats = append(o.beats, p)
-	return nil
-}
 
 // TestHandlerWatch: the archiver's handler hands each batch to its Watch
 // (Lambda): a jump after a stall is a gap, a redriven batch a
 // GapOnFailure, the first batch writes a heartbeat; the batches succeed.
 func TestHandlerWatch(t *testing.T) {
 	now := time.Date(2026, 1, 6, 12, 0, 0, 0, time.UTC)
-	ops := &opsLog{}
+	ops := &opsrectest.Recorder{}
 	w, err := opswatch.New(ops, opswatch.Config{Consumer: "archiver", Now: func() time.Time { return now }, Logger: quietLog()})
 	if err != nil {
 		t.Fatal(err)
@@ -66,11 +45,11 @@ func TestHandlerWatch(t *testing.T) {
 	if _, err := h.Handle(opswatch.WithRedrive(ctx, rd), events.DynamoDBEvent{Records: recs(0, now.Add(-12*time.Hour))}); err != nil {
 		t.Fatal(err)
 	}
-	if len(ops.gaps) != 2 || ops.gaps[0].Kind != opsrec.GapSequenceJump || !ops.gaps[0].From.Equal(now.Add(-10*time.Hour)) ||
-		!ops.gaps[0].To.Equal(now.Add(-7*time.Hour)) || ops.gaps[1].Kind != opsrec.GapOnFailure || ops.gaps[1].Shard != "shardId-9" || ops.gaps[1].Consumer != "archiver" {
-		t.Fatalf("gaps %+v", ops.gaps)
+	if len(ops.Gaps()) != 2 || ops.Gaps()[0].Kind != opsrec.GapSequenceJump || !ops.Gaps()[0].From.Equal(now.Add(-10*time.Hour)) ||
+		!ops.Gaps()[0].To.Equal(now.Add(-7*time.Hour)) || ops.Gaps()[1].Kind != opsrec.GapOnFailure || ops.Gaps()[1].Shard != "shardId-9" || ops.Gaps()[1].Consumer != "archiver" {
+		t.Fatalf("gaps %+v", ops.Gaps())
 	}
-	if len(ops.beats) != 1 || ops.beats[0].Consumer != "archiver" || ops.beats[0].Lag != 10*time.Hour {
-		t.Fatalf("heartbeats %+v", ops.beats)
+	if len(ops.Beats()) != 1 || ops.Beats()[0].Consumer != "archiver" || ops.Beats()[0].Lag != 10*time.Hour {
+		t.Fatalf("heartbeats %+v", ops.Beats())
 	}
 }

@@ -3,37 +3,16 @@ package projector_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/streamfold/streamfold/internal/opsrec"
+	"github.com/streamfold/streamfold/internal/opsrec/opsrectest"
 	"github.com/streamfold/streamfold/internal/opswatch"
 	"github.com/streamfold/streamfold/projector"
 )
-
-// opsLog is an in-memory opswatch.Recorder.
-type opsLog struct {
-	mu    sync.Mutex
-	gaps  []opsrec.Gap
-	beats []opsrec.Progress
-}
-
-func (o *opsLog) PutGap(_ context.Context, g opsrec.Gap) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.gaps = append(o.gaps, g)
-	return nil
-}
-
-func (o *opsLog) PutProgress(_ context.Context, p opsrec.Progress) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.beats = append(o.beats, p)
-	return nil
-}
 
 // modifies returns n MODIFY records (the projector skips them) of the
 // stream, created at created.
@@ -56,7 +35,7 @@ func modifies(seq, n int, created time.Time) []events.DynamoDBEventRecord {
 // the batches themselves succeed.
 func TestHandlerWatch(t *testing.T) {
 	now := time.Date(2026, 1, 6, 12, 0, 0, 0, time.UTC)
-	ops := &opsLog{}
+	ops := &opsrectest.Recorder{}
 	w, err := opswatch.New(ops, opswatch.Config{Consumer: "projector", Now: func() time.Time { return now }, Logger: quietLog()})
 	if err != nil {
 		t.Fatal(err)
@@ -75,19 +54,19 @@ func TestHandlerWatch(t *testing.T) {
 	if _, err := h.Handle(opswatch.WithRedrive(ctx, rd), events.DynamoDBEvent{Records: modifies(1, 2, now.Add(-30*time.Hour))}); err != nil {
 		t.Fatal(err)
 	}
-	if len(ops.gaps) != 2 || ops.gaps[0].Kind != opsrec.GapSequenceJump || ops.gaps[0].Consumer != "projector" ||
-		ops.gaps[1].Kind != opsrec.GapOnFailure || ops.gaps[1].Shard != "shardId-1" || ops.gaps[1].Records != 2 {
-		t.Fatalf("gaps %+v", ops.gaps)
+	if len(ops.Gaps()) != 2 || ops.Gaps()[0].Kind != opsrec.GapSequenceJump || ops.Gaps()[0].Consumer != "projector" ||
+		ops.Gaps()[1].Kind != opsrec.GapOnFailure || ops.Gaps()[1].Shard != "shardId-1" || ops.Gaps()[1].Records != 2 {
+		t.Fatalf("gaps %+v", ops.Gaps())
 	}
-	if len(ops.beats) != 1 || ops.beats[0].Records != 3 || ops.beats[0].LastSeq != "12" || ops.beats[0].Shard != "stream/2026-01-05T10:00:00.000" {
-		t.Fatalf("heartbeats %+v", ops.beats)
+	if len(ops.Beats()) != 1 || ops.Beats()[0].Records != 3 || ops.Beats()[0].LastSeq != "12" || ops.Beats()[0].Shard != "stream/2026-01-05T10:00:00.000" {
+		t.Fatalf("heartbeats %+v", ops.Beats())
 	}
 	// Without a Watch (the local runner's handler) nothing is recorded.
 	h2 := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, quietLog())
 	if _, err := h2.Handle(ctx, events.DynamoDBEvent{Records: modifies(20, 1, now.Add(-23*time.Hour-30*time.Minute))}); err != nil {
 		t.Fatal(err)
 	}
-	if len(ops.gaps) != 2 {
-		t.Fatalf("gaps %+v", ops.gaps)
+	if len(ops.Gaps()) != 2 {
+		t.Fatalf("gaps %+v", ops.Gaps())
 	}
 }

@@ -7,43 +7,16 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/streamfold/streamfold/internal/opsrec"
+	"github.com/streamfold/streamfold/internal/opsrec/opsrectest"
 )
 
 const arn = "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/2026-01-05T10:00:00.000"
-
-type memRecorder struct {
-	mu    sync.Mutex
-	gaps  []opsrec.Gap
-	beats []opsrec.Progress
-	err   error
-}
-
-func (m *memRecorder) PutGap(_ context.Context, g opsrec.Gap) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.err != nil {
-		return m.err
-	}
-	m.gaps = append(m.gaps, g)
-	return nil
-}
-
-func (m *memRecorder) PutProgress(_ context.Context, p opsrec.Progress) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.err != nil {
-		return m.err
-	}
-	m.beats = append(m.beats, p)
-	return nil
-}
 
 // clock is a settable clock.
 type clock struct{ t time.Time }
@@ -99,7 +72,7 @@ func TestNewValidates(t *testing.T) {
 // after it counting the records since the previous one; lag is now minus
 // the last record's creation time.
 func TestHeartbeats(t *testing.T) {
-	rec, c, log := &memRecorder{}, &clock{t: t0}, &bytes.Buffer{}
+	rec, c, log := &opsrectest.Recorder{}, &clock{t: t0}, &bytes.Buffer{}
 	w := newWatch(t, rec, c, log)
 	ctx := context.Background()
 	w.Batch(ctx, batch(100, 10, t0.Add(-30*time.Second)))
@@ -107,10 +80,10 @@ func TestHeartbeats(t *testing.T) {
 	w.Batch(ctx, batch(110, 5, t0.Add(10*time.Second)))
 	c.t = t0.Add(61 * time.Second)
 	w.Batch(ctx, batch(115, 3, t0.Add(55*time.Second)))
-	if len(rec.beats) != 2 {
-		t.Fatalf("heartbeats %+v, want 2", rec.beats)
+	if len(rec.Beats()) != 2 {
+		t.Fatalf("heartbeats %+v, want 2", rec.Beats())
 	}
-	b0, b1 := rec.beats[0], rec.beats[1]
+	b0, b1 := rec.Beats()[0], rec.Beats()[1]
 	if b0.Consumer != "projector" || b0.Shard != "stream/2026-01-05T10:00:00.000" || b0.Records != 10 || b0.LastSeq != "109" ||
 		b0.Lag != 21*time.Second || !b0.Updated.Equal(t0) {
 		t.Errorf("first heartbeat %+v", b0)
@@ -121,31 +94,31 @@ func TestHeartbeats(t *testing.T) {
 	if got := b1.Rate(); got != 8.0/61 {
 		t.Errorf("rate %v", got)
 	}
-	if len(rec.gaps) != 0 {
-		t.Errorf("gaps %+v on a healthy stream", rec.gaps)
+	if len(rec.Gaps()) != 0 {
+		t.Errorf("gaps %+v on a healthy stream", rec.Gaps())
 	}
 }
 
 func TestStallJump(t *testing.T) {
-	rec, c, log := &memRecorder{}, &clock{t: t0}, &bytes.Buffer{}
+	rec, c, log := &opsrectest.Recorder{}, &clock{t: t0}, &bytes.Buffer{}
 	w := newWatch(t, rec, c, log)
 	ctx := context.Background()
 	w.Batch(ctx, batch(1, 2, t0.Add(-time.Minute)))
 	// A quiet table: the next record is hours newer but fresh: no gap.
 	c.t = t0.Add(3 * time.Hour)
 	w.Batch(ctx, batch(3, 2, c.t.Add(-time.Second)))
-	if len(rec.gaps) != 0 {
-		t.Fatalf("gap on a quiet table: %+v", rec.gaps)
+	if len(rec.Gaps()) != 0 {
+		t.Fatalf("gap on a quiet table: %+v", rec.Gaps())
 	}
 	// Behind by 6 h, and 2 h of records skipped: a jump.
 	last := c.t // the previous batch's last record
 	c.t = t0.Add(11 * time.Hour)
 	next := last.Add(2 * time.Hour)
 	w.Batch(ctx, batch(50, 2, next))
-	if len(rec.gaps) != 1 {
-		t.Fatalf("gaps %+v, want one", rec.gaps)
+	if len(rec.Gaps()) != 1 {
+		t.Fatalf("gaps %+v, want one", rec.Gaps())
 	}
-	g := rec.gaps[0]
+	g := rec.Gaps()[0]
 	if g.Kind != opsrec.GapSequenceJump || !g.From.Equal(last) || !g.To.Equal(next) || g.Shard != "stream/2026-01-05T10:00:00.000" {
 		t.Errorf("gap %+v, want %s from %s to %s", g, opsrec.GapSequenceJump, last, next)
 	}
@@ -155,15 +128,15 @@ func TestStallJump(t *testing.T) {
 }
 
 func TestAboutToBeTrimmed(t *testing.T) {
-	rec, c, log := &memRecorder{}, &clock{t: t0}, &bytes.Buffer{}
+	rec, c, log := &opsrectest.Recorder{}, &clock{t: t0}, &bytes.Buffer{}
 	w := newWatch(t, rec, c, log)
 	ctx := context.Background()
 	old := t0.Add(-23*time.Hour - 10*time.Minute)
 	w.Batch(ctx, batch(1, 3, old))
-	if len(rec.gaps) != 1 {
-		t.Fatalf("gaps %+v, want one", rec.gaps)
+	if len(rec.Gaps()) != 1 {
+		t.Fatalf("gaps %+v, want one", rec.Gaps())
 	}
-	g := rec.gaps[0]
+	g := rec.Gaps()[0]
 	wantTo := t0.Add(-23 * time.Hour)
 	if g.Kind != opsrec.GapSequenceJump || !g.From.Equal(old.Add(2*time.Second)) || !g.To.Equal(wantTo) || !strings.Contains(g.Detail, "about to be trimmed") {
 		t.Fatalf("gap %+v, want from %s to %s", g, old.Add(2*time.Second), wantTo)
@@ -171,20 +144,20 @@ func TestAboutToBeTrimmed(t *testing.T) {
 	// The next batches within that span record nothing more; one past it does.
 	c.t = t0.Add(time.Minute)
 	w.Batch(ctx, batch(4, 3, old.Add(5*time.Minute)))
-	if len(rec.gaps) != 1 {
-		t.Fatalf("gaps %+v, want still one", rec.gaps)
+	if len(rec.Gaps()) != 1 {
+		t.Fatalf("gaps %+v, want still one", rec.Gaps())
 	}
 	c.t = t0.Add(2 * time.Minute)
 	w.Batch(ctx, batch(7, 3, wantTo.Add(time.Second)))
-	if len(rec.gaps) != 2 || !rec.gaps[1].From.Equal(wantTo.Add(3*time.Second)) {
-		t.Fatalf("gaps %+v, want a second one from %s", rec.gaps, wantTo.Add(3*time.Second))
+	if len(rec.Gaps()) != 2 || !rec.Gaps()[1].From.Equal(wantTo.Add(3*time.Second)) {
+		t.Fatalf("gaps %+v, want a second one from %s", rec.Gaps(), wantTo.Add(3*time.Second))
 	}
 }
 
 // TestRedrive: a marked batch records one GapOnFailure with the failed
 // batch's range, however often it is handed over, and no heartbeat.
 func TestRedrive(t *testing.T) {
-	rec, c, log := &memRecorder{}, &clock{t: t0}, &bytes.Buffer{}
+	rec, c, log := &opsrectest.Recorder{}, &clock{t: t0}, &bytes.Buffer{}
 	w := newWatch(t, rec, c, log)
 	rd := &Redrive{Source: "s3://f/aws/lambda/x", Shard: "shardId-1", FirstSeq: "10", LastSeq: "19"}
 	ctx := WithRedrive(context.Background(), rd)
@@ -192,24 +165,24 @@ func TestRedrive(t *testing.T) {
 	w.Batch(ctx, recs[:5])
 	w.Batch(ctx, recs[5:])
 	w.Batch(ctx, recs[5:])
-	if len(rec.gaps) != 1 || len(rec.beats) != 0 {
-		t.Fatalf("gaps %+v, beats %+v: want one gap, no heartbeat", rec.gaps, rec.beats)
+	if len(rec.Gaps()) != 1 || len(rec.Beats()) != 0 {
+		t.Fatalf("gaps %+v, beats %+v: want one gap, no heartbeat", rec.Gaps(), rec.Beats())
 	}
-	g := rec.gaps[0]
+	g := rec.Gaps()[0]
 	if g.Kind != opsrec.GapOnFailure || g.Shard != "shardId-1" || g.FirstSeq != "10" || g.LastSeq != "19" || g.Records != 5 ||
 		!g.From.Equal(recs[0].Change.ApproximateCreationDateTime.Time) || !strings.Contains(g.Detail, rd.Source) {
 		t.Errorf("gap %+v", g)
 	}
 	// Another failed batch is another gap.
 	w.Batch(WithRedrive(context.Background(), &Redrive{Source: "other"}), recs)
-	if len(rec.gaps) != 2 || rec.gaps[1].Shard != "stream/2026-01-05T10:00:00.000" || rec.gaps[1].FirstSeq != "10" || rec.gaps[1].LastSeq != "19" || rec.gaps[1].Records != 10 {
-		t.Errorf("gaps %+v", rec.gaps)
+	if len(rec.Gaps()) != 2 || rec.Gaps()[1].Shard != "stream/2026-01-05T10:00:00.000" || rec.Gaps()[1].FirstSeq != "10" || rec.Gaps()[1].LastSeq != "19" || rec.Gaps()[1].Records != 10 {
+		t.Errorf("gaps %+v", rec.Gaps())
 	}
 }
 
 // TestRecorderErrorsOnlyLogged: a failing recorder leaves the log line.
 func TestRecorderErrorsOnlyLogged(t *testing.T) {
-	rec, c, log := &memRecorder{err: errors.New("throttled")}, &clock{t: t0}, &bytes.Buffer{}
+	rec, c, log := &opsrectest.Recorder{Err: errors.New("throttled")}, &clock{t: t0}, &bytes.Buffer{}
 	w := newWatch(t, rec, c, log)
 	w.Batch(context.Background(), batch(1, 1, t0.Add(-23*time.Hour-30*time.Minute)))
 	for _, want := range []string{"gap: records may have been missed", "gap not recorded", "heartbeat not written", "throttled"} {

@@ -4,54 +4,16 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/streamfold/streamfold/internal/opsrec"
+	"github.com/streamfold/streamfold/internal/opsrec/opsrectest"
 )
 
-// memOps is an in-memory OpsStore.
-type memOps struct {
-	mu    sync.Mutex
-	gaps  []opsrec.Gap
-	beats []opsrec.Progress
-	prior []opsrec.Progress // what Progresses returns
-}
-
-func (m *memOps) PutGap(_ context.Context, g opsrec.Gap) error {
-	if err := g.Validate(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.gaps = append(m.gaps, g)
-	return nil
-}
-
-func (m *memOps) PutProgress(_ context.Context, p opsrec.Progress) error {
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.beats = append(m.beats, p)
-	return nil
-}
-
-func (m *memOps) Progresses(context.Context) ([]opsrec.Progress, error) {
-	return m.prior, nil
-}
-
-func (m *memOps) snapshot() ([]opsrec.Gap, []opsrec.Progress) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.gaps), slices.Clone(m.beats)
-}
-
-func withOps(ops *memOps, more func(*Config)) func(*Config) {
+func withOps(ops *opsrectest.Recorder, more func(*Config)) func(*Config) {
 	return func(c *Config) {
 		c.Ops = ops
 		if more != nil {
@@ -79,7 +41,7 @@ func TestStartingPositionLatest(t *testing.T) {
 	f := newFake()
 	f.addShard("s", "")
 	seqs := f.put("s", 10)
-	ops := &memOps{}
+	ops := &opsrectest.Recorder{}
 	rec := &recorder{}
 	r := newTestRunner(t, f, newMem(), rec.handle, testConfig(&poisonLog{}, withOps(ops, func(c *Config) {
 		c.StartingPosition = Latest
@@ -88,7 +50,7 @@ func TestStartingPositionLatest(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	waitFor(t, "the GapLatest", func() bool { g, _ := ops.snapshot(); return len(g) > 0 })
+	waitFor(t, "the GapLatest", func() bool { g := ops.Gaps(); return len(g) > 0 })
 	f.put("s", 5)
 	waitFor(t, "the new records", func() bool { _, h := rec.snapshot(); return len(h) == 5 })
 	cancel()
@@ -99,7 +61,7 @@ func TestStartingPositionLatest(t *testing.T) {
 	if !slices.Equal(handledKeys(handled), keysOf("s", 10, 15)) {
 		t.Fatalf("handled %v, want only the records written after the start", handledKeys(handled))
 	}
-	gaps, _ := ops.snapshot()
+	gaps := ops.Gaps()
 	if len(gaps) != 1 {
 		t.Fatalf("gaps %+v, want one", gaps)
 	}
@@ -125,7 +87,7 @@ func TestLatestOnlyWhereNothingWasRead(t *testing.T) {
 	f.addShard("e", "")
 	store := newMem()
 	_ = store.Save(context.Background(), "c", Checkpoint{ShardID: "p", Done: true})
-	ops := &memOps{}
+	ops := &opsrectest.Recorder{}
 	rec := &recorder{}
 	r := newTestRunner(t, f, store, rec.handle, testConfig(&poisonLog{}, withOps(ops, func(c *Config) { c.StartingPosition = Latest })))
 	mustRun(t, r)
@@ -133,7 +95,7 @@ func TestLatestOnlyWhereNothingWasRead(t *testing.T) {
 	if !slices.Equal(handledKeys(handled), keysOf("c", 0, 4)) {
 		t.Fatalf("handled %v", handledKeys(handled))
 	}
-	if gaps, _ := ops.snapshot(); len(gaps) != 0 {
+	if gaps := ops.Gaps(); len(gaps) != 0 {
 		t.Fatalf("gaps %+v, want none", gaps)
 	}
 }
@@ -161,9 +123,9 @@ func TestGapTrimmed(t *testing.T) {
 		store := newMem()
 		at := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
 		_ = store.Save(context.Background(), "c", Checkpoint{ShardID: "s", SequenceNumber: seqs[10], RunnerSeq: seqs[10], RecordTime: at})
-		ops := &memOps{}
+		ops := &opsrectest.Recorder{}
 		mustRun(t, newTestRunner(t, f, store, (&recorder{}).handle, testConfig(&poisonLog{}, withOps(ops, nil))))
-		gaps, _ := ops.snapshot()
+		gaps := ops.Gaps()
 		if len(gaps) != 1 {
 			t.Fatalf("gaps %+v, want one", gaps)
 		}
@@ -183,9 +145,9 @@ func TestGapTrimmed(t *testing.T) {
 			}
 			return events.DynamoDBEventResponse{}, nil
 		}}
-		ops := &memOps{}
+		ops := &opsrectest.Recorder{}
 		mustRun(t, newTestRunner(t, f, newMem(), rec.handle, testConfig(&poisonLog{}, withOps(ops, nil))))
-		gaps, _ := ops.snapshot()
+		gaps := ops.Gaps()
 		if len(gaps) != 1 || gaps[0].Kind != opsrec.GapTrimmed || !strings.Contains(gaps[0].Detail, "after "+seqs[19]) || !strings.Contains(gaps[0].Detail, seqs[50]) {
 			t.Fatalf("gaps %+v, want one trimmed after %s before %s", gaps, seqs[19], seqs[50])
 		}
@@ -229,12 +191,12 @@ func TestGapCheckpointMoved(t *testing.T) {
 			seqs := f.put("s", 100)
 			store := newMem()
 			_ = store.Save(context.Background(), "c", tt.cp(seqs))
-			ops := &memOps{}
+			ops := &opsrectest.Recorder{}
 			if tt.prior != nil {
-				ops.prior = tt.prior(seqs)
+				ops.Prior = tt.prior(seqs)
 			}
 			mustRun(t, newTestRunner(t, f, store, (&recorder{}).handle, testConfig(&poisonLog{}, withOps(ops, nil))))
-			gaps, _ := ops.snapshot()
+			gaps := ops.Gaps()
 			if !tt.wantGap {
 				if len(gaps) != 0 {
 					t.Fatalf("gaps %+v, want none", gaps)
@@ -265,10 +227,10 @@ func TestGapDiscarded(t *testing.T) {
 		}
 		return events.DynamoDBEventResponse{}, nil
 	}}
-	ops := &memOps{}
+	ops := &opsrectest.Recorder{}
 	r := newTestRunner(t, f, newMem(), rec.handle, testConfig(&poisonLog{}, withOps(ops, func(c *Config) { c.BatchSize = 10 })))
 	mustRun(t, r)
-	gaps, _ := ops.snapshot()
+	gaps := ops.Gaps()
 	if len(gaps) != 1 {
 		t.Fatalf("gaps %+v, want one", gaps)
 	}
@@ -288,10 +250,10 @@ func TestHeartbeats(t *testing.T) {
 	f.addShard("b", "")
 	seqsA := f.put("a", 30)
 	seqsB := f.put("b", 7)
-	ops := &memOps{}
+	ops := &opsrectest.Recorder{}
 	r := newTestRunner(t, f, newMem(), (&recorder{}).handle, testConfig(&poisonLog{}, withOps(ops, func(c *Config) { c.BatchSize = 10 })))
 	mustRun(t, r)
-	_, beats := ops.snapshot()
+	beats := ops.Beats()
 	total := map[string]int64{}
 	last := map[string]opsrec.Progress{}
 	for _, b := range beats {
