@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/streamfold/streamfold/internal/retry"
+	"github.com/streamfold/streamfold/internal/batchget"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -111,34 +110,11 @@ func NewDynamoStore(api DynamoAPI, naming schema.Naming) (*DynamoStore, error) {
 // TransactWriteItems) were sent.
 func (s *DynamoStore) WriteRequests() int64 { return s.requests.load() }
 
-// batchGet reads keys of one table, 100 per request, retrying unprocessed
-// keys; read sets the consistency and, if wanted, a projection (its Keys
-// are filled in).
+// batchGet reads keys of one table (batchget.Each); read sets the
+// consistency and, if wanted, a projection.
 func (s *DynamoStore) batchGet(ctx context.Context, table string, keys []map[string]types.AttributeValue, read types.KeysAndAttributes, each func(map[string]types.AttributeValue) error) error {
-	for start := 0; start < len(keys); start += 100 {
-		ka := read
-		ka.Keys = keys[start:min(start+100, len(keys))]
-		req := map[string]types.KeysAndAttributes{table: ka}
-		for attempt := 0; len(req) > 0; attempt++ {
-			if attempt > 20 {
-				return fmt.Errorf("projector: read %s: unprocessed keys after %d attempts", table, attempt)
-			}
-			if attempt > 0 {
-				if err := retry.Sleep(ctx, retry.Full(10*time.Millisecond, time.Second, attempt)); err != nil {
-					return err
-				}
-			}
-			res, err := s.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-			if err != nil {
-				return fmt.Errorf("projector: read %s: %w", table, err)
-			}
-			for _, it := range res.Responses[table] {
-				if err := each(it); err != nil {
-					return err
-				}
-			}
-			req = res.UnprocessedKeys
-		}
+	if err := batchget.Each(ctx, s.api, table, keys, read, each); err != nil {
+		return fmt.Errorf("projector: %w", err)
 	}
 	return nil
 }

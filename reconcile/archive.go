@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/streamfold/streamfold/archiver"
@@ -243,10 +244,6 @@ func (r *run) settle(marks map[string]*mark, domain, day string) {
 
 // splitKey undoes entry.key.
 func splitKey(k string) (subject, id string) {
-	for i := 0; i < len(k); i++ {
-		if k[i] == 0 {
-			return k[:i], k[i+1:]
-		}
-	}
-	return k, ""
+	subject, id, _ = strings.Cut(k, "\x00")
+	return subject, id
 }

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/archiver"
-	"github.com/streamfold/streamfold/internal/retry"
+	"github.com/streamfold/streamfold/internal/batchget"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -155,42 +153,26 @@ func (r *run) recheck(ctx context.Context, evs map[string]decoded, inputs []proj
 }
 
 // readEvents reads events of the event table by key (subject NUL id),
-// strongly consistent, 100 per request.
+// strongly consistent.
 func (r *run) readEvents(ctx context.Context, keys []string) (map[string]decoded, error) {
-	table := r.cfg.Naming.Table(schema.TableEvents)
-	out := map[string]decoded{}
-	for start := 0; start < len(keys); start += 100 {
-		var ks []map[string]types.AttributeValue
-		for _, k := range keys[start:min(start+100, len(keys))] {
-			subject, id := splitKey(k)
-			ks = append(ks, map[string]types.AttributeValue{
-				schema.AttrSubject: &types.AttributeValueMemberS{Value: subject},
-				schema.AttrID:      &types.AttributeValueMemberS{Value: id},
-			})
+	ks := make([]map[string]types.AttributeValue, len(keys))
+	for i, k := range keys {
+		subject, id := splitKey(k)
+		ks[i] = map[string]types.AttributeValue{
+			schema.AttrSubject: &types.AttributeValueMemberS{Value: subject},
+			schema.AttrID:      &types.AttributeValueMemberS{Value: id},
 		}
-		req := map[string]types.KeysAndAttributes{table: {Keys: ks, ConsistentRead: aws.Bool(true)}}
-		for attempt := 0; len(req) > 0; attempt++ {
-			if attempt > 20 {
-				return nil, fmt.Errorf("reconcile: read events to heal: unprocessed keys after %d attempts", attempt)
-			}
-			if attempt > 0 {
-				if err := retry.Sleep(ctx, retry.Full(10*time.Millisecond, time.Second, attempt)); err != nil {
-					return nil, err
-				}
-			}
-			res, err := r.cfg.DynamoDB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal})
-			if err != nil {
-				return nil, fmt.Errorf("reconcile: read events to heal: %w", err)
-			}
-			for _, it := range res.Responses[table] {
-				d, err := decodeItem(it)
-				if err != nil || d.invalid != nil {
-					continue
-				}
+	}
+	out := map[string]decoded{}
+	err := batchget.Each(ctx, r.cfg.DynamoDB, r.cfg.Naming.Table(schema.TableEvents), ks, types.KeysAndAttributes{ConsistentRead: aws.Bool(true)},
+		func(it map[string]types.AttributeValue) error {
+			if d, err := decodeItem(it); err == nil && d.invalid == nil {
 				out[d.ev.Subject+"\x00"+d.ev.ID] = d
 			}
-			req = res.UnprocessedKeys
-		}
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: read events to heal: %w", err)
 	}
 	return out, nil
 }
