@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,13 +86,7 @@ func (a *Archive) Heal(ctx context.Context, evs []schema.Event) (HealStats, erro
 		seen[k] = true
 		byTable[table] = append(byTable[table], healRecord(ev, payload))
 	}
-	tables := slices.Sorted(func(yield func(string) bool) {
-		for t := range byTable {
-			if !yield(t) {
-				return
-			}
-		}
-	})
+	tables := slices.Sorted(maps.Keys(byTable))
 	stats := make([]HealStats, len(tables))
 	err := forEach(ctx, len(tables), a.cfg.Concurrency, func(ctx context.Context, i int) error {
 		var err error
@@ -137,13 +132,7 @@ type healFile struct {
 // file.
 func planHeal(l layout, table, run string, byDate map[string][]Record, present map[string]bool) healPlan {
 	var p healPlan
-	for _, date := range slices.Sorted(func(yield func(string) bool) {
-		for d := range byDate {
-			if !yield(d) {
-				return
-			}
-		}
-	}) {
+	for _, date := range slices.Sorted(maps.Keys(byDate)) {
 		var recs []Record
 		var keys []string
 		for _, r := range byDate[date] {
@@ -178,11 +167,7 @@ func (a *Archive) healTable(ctx context.Context, table string, recs []Record) (H
 		byDate[d] = append(byDate[d], r)
 		want[eventKey(r.Event.Subject, r.Event.ID)] = true
 	}
-	dates := make([]string, 0, len(byDate))
-	for d := range byDate {
-		dates = append(dates, d)
-	}
-	slices.Sort(dates)
+	dates := slices.Sorted(maps.Keys(byDate))
 	run, err := runID()
 	if err != nil {
 		return st, err
