@@ -246,31 +246,13 @@ func (s Store) put(ctx context.Context, consumer, sk string, at time.Time, v any
 
 // Gaps returns the gaps noticed at or after since, oldest first.
 func (s Store) Gaps(ctx context.Context, since time.Time) ([]Gap, error) {
-	var out []Gap
-	err := s.query(ctx, ConsumerGap, Stamp(since), true, 0, func(b []byte) error {
-		var g Gap
-		if err := json.Unmarshal(b, &g); err != nil {
-			return err
-		}
-		out = append(out, g)
-		return nil
-	})
-	return out, err
+	return queryRecords[Gap](ctx, s, ConsumerGap, Stamp(since), true, 0)
 }
 
 // Results returns the latest reconcile results, newest first, at most
 // limit (all when limit <= 0).
 func (s Store) Results(ctx context.Context, limit int) ([]Result, error) {
-	var out []Result
-	err := s.query(ctx, ConsumerReconcile, "", false, limit, func(b []byte) error {
-		var r Result
-		if err := json.Unmarshal(b, &r); err != nil {
-			return err
-		}
-		out = append(out, r)
-		return nil
-	})
-	return out, err
+	return queryRecords[Result](ctx, s, ConsumerReconcile, "", false, limit)
 }
 
 // LastResult returns the newest reconcile result; ok is false when
@@ -281,6 +263,20 @@ func (s Store) LastResult(ctx context.Context) (r Result, ok bool, err error) {
 		return Result{}, false, err
 	}
 	return rs[0], true, nil
+}
+
+// queryRecords is query decoding each record's JSON into a T.
+func queryRecords[T any](ctx context.Context, s Store, consumer, from string, forward bool, limit int) ([]T, error) {
+	var out []T
+	err := s.query(ctx, consumer, from, forward, limit, func(b []byte) error {
+		var v T
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	})
+	return out, err
 }
 
 // query reads the records of one reserved consumer in key order (forward)
@@ -382,16 +378,7 @@ func (s Store) PutProgress(ctx context.Context, p Progress) error {
 // Progresses returns every consumer's latest heartbeat per shard, by
 // consumer and shard.
 func (s Store) Progresses(ctx context.Context) ([]Progress, error) {
-	var out []Progress
-	err := s.query(ctx, ConsumerProgress, "", true, 0, func(b []byte) error {
-		var p Progress
-		if err := json.Unmarshal(b, &p); err != nil {
-			return err
-		}
-		out = append(out, p)
-		return nil
-	})
-	return out, err
+	return queryRecords[Progress](ctx, s, ConsumerProgress, "", true, 0)
 }
 
 // IsReserved reports whether a consumer name is one of this package's (a
