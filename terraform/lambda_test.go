@@ -1,7 +1,9 @@
 package terraform
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,7 +31,10 @@ var testOnlyEnv = map[string]bool{
 
 var packageMainRE = regexp.MustCompile(`(?m)^package main\b`)
 
-// hasMain reports whether cmd/<name> holds a main package (non-test Go files).
+// hasMain reports whether cmd/<name> holds a main package (non-test Go
+// files) and returns its sources, followed by the env.go of every
+// streamfold package they import (archiver.ConfigFromEnv: a package that
+// reads a function's variables for it keeps that in env.go).
 func hasMain(name string) (bool, []string, error) {
 	paths, err := filepath.Glob(filepath.Join("..", "cmd", name, "*.go"))
 	if err != nil {
@@ -37,6 +42,7 @@ func hasMain(name string) (bool, []string, error) {
 	}
 	var srcs []string
 	main := false
+	imported := map[string]bool{}
 	for _, p := range paths {
 		if strings.HasSuffix(p, "_test.go") {
 			continue
@@ -49,9 +55,26 @@ func hasMain(name string) (bool, []string, error) {
 		if packageMainRE.Match(b) {
 			main = true
 		}
+		for _, m := range importRE.FindAllSubmatch(b, -1) {
+			imported[string(m[1])] = true
+		}
+	}
+	for _, pkg := range sortedMapKeys(imported) {
+		b, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(pkg), "env.go"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return false, nil, err
+		}
+		srcs = append(srcs, string(b))
 	}
 	return main, srcs, nil
 }
+
+// importRE finds the streamfold packages a file imports (path below the
+// module).
+var importRE = regexp.MustCompile(`"github\.com/streamfold/streamfold/([a-z0-9_/]+)"`)
 
 // envNames are the environment variable names a function's source reads:
 // string literals that look like STREAMFOLD_*, ARCHIVE_*, GITHUB_*,

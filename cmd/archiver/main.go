@@ -47,7 +47,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -63,7 +62,7 @@ import (
 
 func main() {
 	log := slog.New(lambdacontext.NewLogHandler())
-	cfg, err := archiveConfig(os.Getenv)
+	cfg, err := archiver.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		log.Error("bad configuration (ARCHIVE_BUCKET, ARCHIVE_PREFIX, ARCHIVE_BUCKET_OWNER, ARCHIVE_CATALOG, ARCHIVE_NAMESPACE)", "err", err)
 		os.Exit(1)
@@ -110,30 +109,6 @@ func main() {
 	// An archive that is gone (bucket or table metadata) is logged and
 	// counted as ArchiveUnavailable, which terraform/alarms.tf alarms on.
 	lambda.Start(maintenance.Dispatch(archiver.NewHandler(a, log).EmitMetrics(os.Stdout, deployment).Watch(w).Handle, runner))
-}
-
-// archiveConfig is the archive's configuration from the environment. A
-// missing ARCHIVE_CATALOG, or a glue catalog without ARCHIVE_NAMESPACE, is
-// an error naming the variable: the function fails its init instead of its
-// first batch.
-func archiveConfig(getenv func(string) string) (archiver.Config, error) {
-	cfg := archiver.Config{
-		Bucket:              getenv("ARCHIVE_BUCKET"),
-		Prefix:              getenv("ARCHIVE_PREFIX"),
-		ExpectedBucketOwner: getenv("ARCHIVE_BUCKET_OWNER"),
-		Catalog:             getenv("ARCHIVE_CATALOG"),
-		Namespace:           getenv("ARCHIVE_NAMESPACE"),
-	}
-	switch {
-	case cfg.Catalog == "":
-		return cfg, errors.New("ARCHIVE_CATALOG is not set: the Iceberg catalog, \"glue\" in AWS (sqlite:PATH locally)")
-	case (cfg.Catalog == "glue" || strings.HasPrefix(cfg.Catalog, "glue:")) && cfg.Namespace == "":
-		return cfg, errors.New("ARCHIVE_NAMESPACE is not set: with a glue catalog it names the Glue database holding the archive's tables")
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, err
-	}
-	return cfg, nil
 }
 
 // unconfigured is the verifier without table names.

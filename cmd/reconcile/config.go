@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/streamfold/streamfold/archiver"
@@ -48,7 +47,7 @@ func load(getenv func(string) string) (settings, error) {
 	if err := s.naming.Validate(); err != nil {
 		return s, err
 	}
-	a, err := archiveConfig(getenv)
+	a, err := archiver.ConfigFromEnv(getenv)
 	if err != nil {
 		return s, err
 	}
@@ -68,29 +67,6 @@ func load(getenv func(string) string) (settings, error) {
 		s.heal = b
 	}
 	return s, nil
-}
-
-// archiveConfig is the archive's configuration, the variables the archiver
-// function reads (cmd/archiver): the run reads the same Iceberg tables and,
-// when healing, writes through the same archiver.
-func archiveConfig(getenv func(string) string) (archiver.Config, error) {
-	cfg := archiver.Config{
-		Bucket:              getenv("ARCHIVE_BUCKET"),
-		Prefix:              getenv("ARCHIVE_PREFIX"),
-		ExpectedBucketOwner: getenv("ARCHIVE_BUCKET_OWNER"),
-		Catalog:             getenv("ARCHIVE_CATALOG"),
-		Namespace:           getenv("ARCHIVE_NAMESPACE"),
-	}
-	switch {
-	case cfg.Catalog == "":
-		return cfg, errors.New("ARCHIVE_CATALOG is not set: the Iceberg catalog, \"glue\" in AWS (sqlite:PATH locally)")
-	case (cfg.Catalog == "glue" || strings.HasPrefix(cfg.Catalog, "glue:")) && cfg.Namespace == "":
-		return cfg, errors.New("ARCHIVE_NAMESPACE is not set: with a glue catalog it names the Glue database holding the archive's tables")
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, err
-	}
-	return cfg, nil
 }
 
 // clientConfig is the AWS client configuration: empty in AWS (the SDK's

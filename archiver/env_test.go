@@ -1,16 +1,16 @@
-package main
+package archiver
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestArchiveConfig(t *testing.T) {
+func TestConfigFromEnv(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	base := map[string]string{"ARCHIVE_BUCKET": "b-archive", "ARCHIVE_PREFIX": "archive", "ARCHIVE_CATALOG": "glue", "ARCHIVE_NAMESPACE": "streamfold_dev_archive"}
-	cfg, err := archiveConfig(env(base))
+	cfg, err := ConfigFromEnv(env(base))
 	if err != nil || cfg.Catalog != "glue" || cfg.Namespace != "streamfold_dev_archive" || cfg.Bucket != "b-archive" || cfg.Prefix != "archive" {
-		t.Fatalf("archiveConfig = %+v, %v", cfg, err)
+		t.Fatalf("ConfigFromEnv = %+v, %v", cfg, err)
 	}
 	for _, tc := range []struct {
 		unset, set, value, want string
@@ -28,13 +28,13 @@ func TestArchiveConfig(t *testing.T) {
 		if tc.set != "" {
 			m[tc.set] = tc.value
 		}
-		if _, err := archiveConfig(env(m)); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := ConfigFromEnv(env(m)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("without %s (%s=%s): %v, want an error with %q", tc.unset, tc.set, tc.value, err, tc.want)
 		}
 	}
 	// A local catalog needs no namespace (the archiver's default).
 	m := map[string]string{"ARCHIVE_BUCKET": "b-archive", "ARCHIVE_CATALOG": "sqlite:/tmp/c.db"}
-	if _, err := archiveConfig(env(m)); err != nil {
+	if _, err := ConfigFromEnv(env(m)); err != nil {
 		t.Errorf("sqlite without a namespace: %v", err)
 	}
 }
