@@ -213,7 +213,8 @@ func OfflineEnv(environ []string, local *LocalAWS, cliConfigFile string) map[str
 // scratchTree lays out root like the repository for the configuration:
 // root/terraform (the *.tf files but override files, generated/, and a
 // local backend override), root/archiver/queries (the named queries) and
-// root/dist (the Lambda packages, placeholders for missing ones). It
+// root/dist (links to the Lambda packages, placeholders for missing
+// ones). It
 // returns the terraform directory, the var-file's path in it ("" for
 // none) and the placeholder packages.
 func scratchTree(cfg Config, root string) (dir, varFile string, placeholders []string, err error) {
@@ -254,7 +255,8 @@ func scratchTree(cfg Config, root string) (dir, varFile string, placeholders []s
 		src := filepath.Join(pkgDir, fn+".zip")
 		dst := filepath.Join(root, "dist", fn+".zip")
 		if fileExists(src) {
-			err = copyFile(src, dst)
+			// Terraform only hashes the zips: link them, do not copy.
+			err = linkFile(src, dst)
 		} else {
 			placeholders = append(placeholders, src)
 			err = writeFile(dst, []byte("placeholder: "+src+" was not built (make package)"))
@@ -275,6 +277,17 @@ func scratchTree(cfg Config, root string) (dir, varFile string, placeholders []s
 	}
 	sort.Strings(placeholders)
 	return dir, varFile, placeholders, nil
+}
+
+func linkFile(src, dst string) error {
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.Symlink(abs, dst)
 }
 
 func copyFile(src, dst string) error {
