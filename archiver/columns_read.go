@@ -146,7 +146,7 @@ func (c *columnReader) str(row parquet.Row, name string) string {
 }
 
 // time reads a timestamp column, preferring its full-precision raw twin
-// (as decoder.time does).
+// (time.RFC3339Nano), else the column in the file's unit.
 func (c *columnReader) time(row parquet.Row, col, rawCol string) (*time.Time, error) {
 	if raw, ok := c.bytes(row, rawCol); ok {
 		t, err := time.Parse(time.RFC3339Nano, string(raw))
