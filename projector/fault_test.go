@@ -255,6 +255,10 @@ type discardDL struct{}
 
 func (discardDL) Put(context.Context, projector.DeadLetter) error { return nil }
 
+// appendGroup is how many records share a recordedat in lambdaRecords:
+// one append request (the appender stamps one recordedat per request).
+const appendGroup = 100
+
 // lambdaRecords turns events into INSERT stream records (duplicates by id
 // are dropped, as the conditional append drops them).
 func lambdaRecords(t testing.TB, evs []schema.Event) []events.DynamoDBEventRecord {
@@ -263,7 +267,10 @@ func lambdaRecords(t testing.TB, evs []schema.Event) []events.DynamoDBEventRecor
 	var out []events.DynamoDBEventRecord
 	// Recorded now, as the appender would: projections expire 90 days
 	// after their events were recorded, and DynamoDB Local deletes what has
-	// expired while the test runs.
+	// expired while the test runs. Like the appender, which stamps one
+	// recordedat on every event of a request, groups of appendGroup records
+	// share theirs: the fold then orders a group's events by id, not by
+	// arrival (a redelivered record can fold after one that arrived later).
 	now := time.Now().UTC().Truncate(time.Second)
 	for i, e := range evs {
 		if _, err := schema.Validate(&e); err != nil {
@@ -273,7 +280,7 @@ func lambdaRecords(t testing.TB, evs []schema.Event) []events.DynamoDBEventRecor
 			continue
 		}
 		seen[e.Subject+"\x00"+e.ID] = true
-		rec := now.Add(time.Duration(i) * time.Millisecond)
+		rec := now.Add(time.Duration(i/appendGroup) * time.Millisecond)
 		e.RecordedAt = &rec
 		item, err := schema.Item(e, 14*24*time.Hour)
 		if err != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -103,4 +105,72 @@ func runRow(row map[string]types.AttributeValue) string {
 		return "<absent>"
 	}
 	return fmt.Sprintf("status=%s conclusion=%s completed_jobs=%s total_jobs=%s", val("status"), val("conclusion"), val("completed_jobs"), val("total_jobs"))
+}
+
+// TestFailedItemWriteRepairedWhenALaterRecordFoldsFirst: the fold applies
+// a subject's inputs in (recordedat, id) order, so in a redelivered batch
+// a record that arrived after the applied ones can come first (events
+// appended in one batch share their recordedat). The redelivery must still
+// be recognised, and the item whose write failed (an album the new event
+// does not change) rewritten. This lost items in CI: the state held the
+// events, so reconcile found them applied, and the items never came.
+func TestFailedItemWriteRepairedWhenALaterRecordFoldsFirst(t *testing.T) {
+	evs := foldLoad(t, filepath.Join("testdata", "fold", "seed001_albums.ndjson"))
+	at := time.Date(2025, 1, 15, 10, 31, 0, 0, time.UTC)
+	byID := func(id string) foldEvent {
+		for _, e := range evs {
+			if e.E.ID == id {
+				e.E.RecordedAt = &at
+				return e
+			}
+		}
+		t.Fatalf("no event %s", id)
+		return foldEvent{}
+	}
+	// "...-extracted-1" sorts before "...-extracted-2": with one recordedat
+	// the later arrival folds first.
+	applied, later := byID("3f8a2c1e-extracted-2"), byID("3f8a2c1e-extracted-1")
+	albumKey := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: foldExecSF},
+		"sk": &types.AttributeValueMemberS{Value: "album-2"},
+	}
+	ctx := context.Background()
+	store := projector.NewMemStore()
+	failing := true
+	store.FailPut = func(_ string, it projector.Item) error {
+		if failing && sAttr(it.Item, "sk") == "album-2" {
+			return errors.New("injected: put throttled")
+		}
+		return nil
+	}
+	proj, err := projector.New(store, projector.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := func(fs ...foldEvent) []projector.Input {
+		var out []projector.Input
+		for i, f := range fs {
+			in, ok, err := projector.InputOf(f.E, fmt.Sprintf("%021d", i+1))
+			if err != nil || !ok {
+				t.Fatalf("InputOf(%s): %v, %v", f.E.ID, ok, err)
+			}
+			out = append(out, in)
+		}
+		return out
+	}
+	subject := "albums/execution/" + foldExecSF
+	if out := proj.Project(ctx, inputs(applied)); out.Failed[subject] == nil || out.Commits != 1 {
+		t.Fatalf("first delivery: failed %v, %d commits; want the execution committed, then failed by its album's item", out.Failed, out.Commits)
+	}
+	if it, _ := store.Get(ctx, schema.TableWorkflows, albumKey); it != nil {
+		t.Fatalf("album item written although its put failed: %v", it)
+	}
+	failing = false
+	if out := proj.Project(ctx, inputs(applied, later)); len(out.Failed) > 0 {
+		t.Fatalf("redelivery failed: %v", out.Failed)
+	}
+	it, _ := store.Get(ctx, schema.TableWorkflows, albumKey)
+	if it == nil || sAttr(it, "albumName") != "Abbey Road" {
+		t.Fatalf("album-2 after the redelivery: %v, want it written", it)
+	}
 }
