@@ -119,11 +119,39 @@ func encodeEnvelope(st StoredState) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(envelope{State: st.State, Applied: rows, Items: st.ItemVersions})
+	b, err := marshalEnvelope(st.State, rows, st.ItemVersions)
 	if err != nil {
 		return nil, fmt.Errorf("projector: encode state of %s: %w", st.Subject, err)
 	}
 	return compressState(b), nil
+}
+
+// marshalEnvelope is json.Marshal(envelope{...}) without its second pass
+// over the state: json.Marshal compacts and validates a RawMessage again,
+// while state is json.Marshal's own output already (compact, HTML-escaped),
+// so it is copied as is. The bytes are the same (TestMarshalEnvelope).
+func marshalEnvelope(state json.RawMessage, rows []appliedRow, items map[string]int64) ([]byte, error) {
+	if len(state) == 0 {
+		return json.Marshal(envelope{State: state, Applied: rows, Items: items})
+	}
+	a, err := json.Marshal(rows)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(state)+len(a)+16+len(items)*48)
+	b = append(b, `{"s":`...)
+	b = append(b, state...)
+	b = append(b, `,"a":`...)
+	b = append(b, a...)
+	if len(items) > 0 {
+		i, err := json.Marshal(items)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"i":`...)
+		b = append(b, i...)
+	}
+	return append(b, '}'), nil
 }
 
 // decodeEnvelope undoes encodeEnvelope into st.

@@ -374,6 +374,7 @@ func fold(subject string, stored StoredState, inputs []Input, ret retention) (pl
 	if err != nil {
 		return plan{}, err
 	}
+	pl.state.rendered = si // the commit sends this item: compressed once
 	pl.bytes = ItemSize(si)
 	return pl, nil
 }

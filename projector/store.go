@@ -44,6 +44,12 @@ type StoredState struct {
 type StatePut struct {
 	StoredState
 	Expected int64
+
+	// rendered is the state's item as stored (stateItem), kept when the
+	// fold already built it to size its commit, so that a commit does
+	// not encode and compress the state a second time. Nil: rendered on
+	// demand.
+	rendered map[string]types.AttributeValue
 }
 
 // Tx is one atomic commit: new states and the counter rows their
@@ -175,6 +181,9 @@ func numAttr(it map[string]types.AttributeValue, name string) int64 {
 
 // stateItem renders a state for the aggregates table.
 func stateItem(p StatePut) (map[string]types.AttributeValue, error) {
+	if p.rendered != nil {
+		return p.rendered, nil
+	}
 	env, err := encodeEnvelope(p.StoredState)
 	if err != nil {
 		return nil, err
