@@ -3,7 +3,9 @@ package partitionmodel
 import (
 	"cmp"
 	"fmt"
+	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,6 +62,9 @@ type Model struct {
 	units map[target]map[string]map[int64]float64
 	total map[target]float64
 	last  int64 // the latest window seen
+	// shards, when positive, has every index also counted write-sharded
+	// (see Shard).
+	shards int
 }
 
 type target struct{ table, index string }
@@ -102,6 +107,26 @@ func KeyOf(attrs []schema.KeyAttr, item map[string]types.AttributeValue) string 
 	return strings.Join(parts, " | ")
 }
 
+// Shard makes the model count every index twice: as it is, and
+// write-sharded into n partition key values per value (the design of
+// docs/decisions.md, "Write-sharded GSI partition keys"): an entry's
+// partition key value gets "#<s>", s = GSIShard of the item's primary key.
+// Reports(tables, top, true) reports the sharded counts.
+func (m *Model) Shard(n int) { m.shards = n }
+
+// GSIShard is the write shard, 0..n-1, of an item by its primary key
+// (rendered by KeyOf over the table's hash and range attributes): FNV-1a
+// of the key, modulo n. It depends on the item's key only, so an item
+// keeps its shard when its indexed attributes change.
+func GSIShard(primaryKey string, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(primaryKey))
+	return int(h.Sum32() % uint32(n))
+}
+
+// sharded is the name under which an index's sharded counts are kept.
+func sharded(index string) string { return index + "\x00sharded" }
+
 // Record adds a write. A write to a table the model does not know is an
 // error.
 func (m *Model) Record(w Write) error {
@@ -128,8 +153,24 @@ func (m *Model) Record(w Write) error {
 	if w.Refused {
 		return nil
 	}
+	shard := ""
+	if m.shards > 0 {
+		pk := append([]schema.KeyAttr{spec.Hash}, rangeOf(spec)...)
+		k := KeyOf(pk, w.New)
+		if k == "" {
+			k = KeyOf(pk, w.Old)
+		}
+		shard = "#" + strconv.Itoa(GSIShard(k, m.shards))
+	}
 	for _, ix := range spec.Indexes {
 		t := target{w.Table, ix.Name}
+		st := target{w.Table, sharded(ix.Name)}
+		add := func(key string, u float64) {
+			m.add(t, key, win, u)
+			if shard != "" {
+				m.add(st, key+shard, win, u)
+			}
+		}
 		keyAttrs := append(slices.Clone(ix.Hash), ix.Range...)
 		oldIn, newIn := KeyOf(keyAttrs, w.Old) != "", KeyOf(keyAttrs, w.New) != ""
 		oldHash, newHash := KeyOf(ix.Hash, w.Old), KeyOf(ix.Hash, w.New)
@@ -137,17 +178,24 @@ func (m *Model) Record(w Write) error {
 		case oldIn && newIn && KeyOf(keyAttrs, w.Old) == KeyOf(keyAttrs, w.New):
 			// The entry stays where it is and is rewritten (every index
 			// projects ALL, so any change of the item changes it).
-			m.add(t, newHash, win, mult*WriteUnits(max(oldSize, newSize)))
+			add(newHash, mult*WriteUnits(max(oldSize, newSize)))
 		default:
 			if oldIn { // the entry moves or leaves the index: a delete
-				m.add(t, oldHash, win, mult*WriteUnits(oldSize))
+				add(oldHash, mult*WriteUnits(oldSize))
 			}
 			if newIn {
-				m.add(t, newHash, win, mult*WriteUnits(newSize))
+				add(newHash, mult*WriteUnits(newSize))
 			}
 		}
 	}
 	return nil
+}
+
+func rangeOf(spec schema.Table) []schema.KeyAttr {
+	if spec.Range == nil {
+		return nil
+	}
+	return []schema.KeyAttr{*spec.Range}
 }
 
 func size(item map[string]types.AttributeValue) int {
@@ -188,6 +236,9 @@ type Report struct {
 	// MeanOfHot is the hottest key's (Hot's) units per second averaged over
 	// the whole run: Max without the batching's bursts.
 	MeanOfHot float64
+	// Sharded is the number of write shards the index's keys were counted
+	// in, 0 when not sharded.
+	Sharded int
 	// Top are the keys with the highest per-window maximum, hottest first
 	// (at most the number asked for), each with that maximum per second.
 	Top []Units
@@ -195,22 +246,28 @@ type Report struct {
 
 // Reports returns one Report per table and index of the model's tables that
 // was written, in the order of the specs (a table, then its indexes), each
-// with its top keys.
-func (m *Model) Reports(tables []schema.Table, top int) []Report {
+// with its top keys. With shardedIndexes (and Shard called), every index is
+// reported as counted write-sharded.
+func (m *Model) Reports(tables []schema.Table, top int, shardedIndexes bool) []Report {
 	var out []Report
 	seconds := float64(m.last+1) * m.window.Seconds()
 	perSec := 1 / m.window.Seconds()
 	for _, spec := range tables {
 		targets := []target{{spec.Logical, ""}}
 		for _, ix := range spec.Indexes {
-			targets = append(targets, target{spec.Logical, ix.Name})
+			name := ix.Name
+			if shardedIndexes {
+				name = sharded(name)
+			}
+			targets = append(targets, target{spec.Logical, name})
 		}
 		for _, t := range targets {
 			keys, ok := m.units[t]
 			if !ok {
 				continue
 			}
-			r := Report{Table: t.table, Index: t.index, Keys: len(keys), TotalPerSecond: m.total[t] / seconds}
+			index, _, _ := strings.Cut(t.index, "\x00")
+			r := Report{Table: t.table, Index: index, Keys: len(keys), TotalPerSecond: m.total[t] / seconds}
 			var all []Units
 			for k, wins := range keys {
 				best, bestWin, sum := 0.0, int64(0), 0.0
@@ -220,7 +277,7 @@ func (m *Model) Reports(tables []schema.Table, top int) []Report {
 						best, bestWin = u, w
 					}
 				}
-				all = append(all, Units{Table: t.table, Index: t.index, Key: k, Units: best * perSec})
+				all = append(all, Units{Table: t.table, Index: index, Key: k, Units: best * perSec})
 				if best*perSec > r.Max || best*perSec == r.Max && k < r.Hot {
 					r.Max, r.Hot, r.MaxWindow, r.MeanOfHot = best*perSec, k, bestWin, sum/seconds
 				}
@@ -249,6 +306,9 @@ func Format(reports []Report) string {
 		ix := r.Index
 		if ix == "" {
 			ix = "(table)"
+		}
+		if r.Sharded > 0 {
+			ix += fmt.Sprintf(" (sharded x%d)", r.Sharded)
 		}
 		over := ""
 		if r.Max > PartitionLimit {

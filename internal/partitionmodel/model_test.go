@@ -56,6 +56,7 @@ func TestKeyOf(t *testing.T) {
 // hand in the comments.
 func TestModelByHand(t *testing.T) {
 	m := partitionmodel.New([]schema.Table{jobs}, time.Second)
+	m.Shard(2) // GSIShard("a", 2) = 0, GSIShard("b", 2) = 1
 	pad := strings.Repeat("x", 1500)
 	a := item("id", "a", "status", "RUNNING", "date", "d1")           // 22 bytes: 1 unit
 	b := item("id", "b", "status", "RUNNING", "date", "d1", "p", pad) // 1,523 bytes: 2 units
@@ -73,7 +74,10 @@ func TestModelByHand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := m.Reports([]schema.Table{jobs}, 2)
+	if partitionmodel.GSIShard("a", 2) != 0 || partitionmodel.GSIShard("b", 2) != 1 {
+		t.Fatal("GSIShard changed: the cases below assume a in shard 0 and b in shard 1")
+	}
+	got := m.Reports([]schema.Table{jobs}, 2, false)
 	// Table: second 0 a=2 b=2, second 1 b=4 a=1 c=1 (10 units in 2 s).
 	// Index: second 0 RUNNING=1+2+1=4 DONE=1, second 1 RUNNING=4 (9 units in 2 s).
 	want := []partitionmodel.Report{
@@ -85,6 +89,14 @@ func TestModelByHand(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("reports:\n got %+v\nwant %+v", got, want)
 	}
+	// Sharded into 2: second 0 RUNNING#0=1+1 (a's put and delete)
+	// RUNNING#1=2 (b's put) DONE#0=1, second 1 RUNNING#1=4.
+	got = m.Reports([]schema.Table{jobs}, 2, true)
+	want[1] = partitionmodel.Report{Table: "jobs", Index: "byStatus", Keys: 3, TotalPerSecond: 4.5, Max: 4, Hot: "RUNNING#1", MaxWindow: 1, MeanOfHot: 3,
+		Top: []partitionmodel.Units{{Table: "jobs", Index: "byStatus", Key: "RUNNING#1", Units: 4}, {Table: "jobs", Index: "byStatus", Key: "RUNNING#0", Units: 2}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("sharded reports:\n got %+v\nwant %+v", got, want)
+	}
 	if err := m.Record(partitionmodel.Write{Table: "nope", New: a}); err == nil {
 		t.Error("a write to an unknown table was accepted")
 	}
@@ -94,17 +106,26 @@ func TestModelByHand(t *testing.T) {
 // identical, every domain's tables are written, and the event table took
 // a write per event.
 func TestRunIsDeterministic(t *testing.T) {
-	run := func() ([]partitionmodel.Report, partitionmodel.Stats) {
-		reps, st, err := partitionmodel.Simulate(context.Background(), partitionmodel.Traffic{Seed: 3, Rate: 500, Seconds: 4, Shards: 4, BatchSize: 100}, 2)
+	run := func() ([]partitionmodel.Report, []partitionmodel.Report, partitionmodel.Stats) {
+		before, after, st, err := partitionmodel.Simulate(context.Background(), partitionmodel.Traffic{Seed: 3, Rate: 500, Seconds: 4, Shards: 4, BatchSize: 100, Chunk: 2}, 2, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return reps, st
+		return before, after, st
 	}
-	r1, s1 := run()
-	r2, s2 := run()
-	if !reflect.DeepEqual(r1, r2) || s1 != s2 {
+	r1, a1, s1 := run()
+	r2, a2, s2 := run()
+	if !reflect.DeepEqual(r1, r2) || !reflect.DeepEqual(a1, a2) || s1 != s2 {
 		t.Fatalf("two runs differ:\n%+v %+v\n%+v %+v", s1, r1, s2, r2)
+	}
+	if len(a1) != len(r1) {
+		t.Fatalf("%d reports after, %d before", len(a1), len(r1))
+	}
+	for i, a := range a1 {
+		b := r1[i]
+		if a.Table != b.Table || a.Index != b.Index || a.Max > b.Max || (a.Sharded > 0) != (b.Index != "" && b.Max > partitionmodel.ShardAbove) {
+			t.Errorf("after %+v does not follow before %+v", a, b)
+		}
 	}
 	if s1.Events != 2000 || s1.Failed+s1.Poison != 0 || s1.Batches == 0 {
 		t.Fatalf("stats %+v", s1)

@@ -25,17 +25,21 @@ func seconds(tb testing.TB) int {
 	return n
 }
 
+// gsiShards is the number of write shards of the "after" figures.
+const gsiShards = 4
+
 // BenchmarkPartitions10k runs 20 s (STREAMFOLD_PARTITIONS_SECONDS) of simulate's default mix at 10,000
 // events/s through 16 shards and the projector with the deployed batching
 // (500 records or 1 s), and reports, per table and index, the most write
 // units one partition key value takes in one second (metric
-// "<table>/<index>-maxWCU/s"), and logs the table of docs/benchmarks.md
-// with the top keys.
+// "before:<table>/<index>-maxWCU/s"), and the same with every index whose
+// hottest key took more than partitionmodel.ShardAbove write-sharded into 4
+// ("after:..."); it logs the tables of docs/benchmarks.md and the top keys.
 //
 //	go test ./internal/partitionmodel -run '^$' -bench Partitions10k -benchtime 1x -v
 func BenchmarkPartitions10k(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		reps, st, err := partitionmodel.Simulate(context.Background(), partitionmodel.Traffic{Seed: 22, Rate: 10000, Seconds: seconds(b)}, 3)
+		before, after, st, err := partitionmodel.Simulate(context.Background(), partitionmodel.Traffic{Seed: 22, Rate: 10000, Seconds: seconds(b)}, 3, gsiShards)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -43,18 +47,23 @@ func BenchmarkPartitions10k(b *testing.B) {
 			b.Fatalf("%d subjects failed, %d poison", st.Failed, st.Poison)
 		}
 		b.Logf("%+v", st)
-		b.Log("\n" + partitionmodel.Format(reps))
-		var top strings.Builder
-		for _, r := range reps {
-			name := r.Table
-			if r.Index != "" {
-				name += "/" + r.Index
+		for _, run := range []struct {
+			name string
+			reps []partitionmodel.Report
+		}{{"before", before}, {"after", after}} {
+			b.Logf("%s:\n%s", run.name, partitionmodel.Format(run.reps))
+			var top strings.Builder
+			for _, r := range run.reps {
+				name := r.Table
+				if r.Index != "" {
+					name += "/" + r.Index
+				}
+				b.ReportMetric(r.Max, run.name+":"+name+"-maxWCU/s")
+				for _, u := range r.Top {
+					top.WriteString(name + "  " + strconv.FormatFloat(u.Units, 'f', 0, 64) + "  " + u.Key + "\n")
+				}
 			}
-			b.ReportMetric(r.Max, name+"-maxWCU/s")
-			for _, u := range r.Top {
-				top.WriteString(name + "  " + strconv.FormatFloat(u.Units, 'f', 0, 64) + "  " + u.Key + "\n")
-			}
+			b.Logf("%s, top keys (max WCU/s in one second):\n%s", run.name, top.String())
 		}
-		b.Log("top keys (max WCU/s in one second):\n" + top.String())
 	}
 }

@@ -84,16 +84,16 @@ func (c Traffic) Validate() error {
 // projector on a recording MemStore, whose writes all happen at the
 // moment the batch is handed over. Every write, to the event table, the
 // aggregates, the counter rows and the projection items with their
-// indexes, is recorded into m. Batches are projected one at a time in the
+// indexes, is recorded into each of ms. Batches are projected one at a time in the
 // order they are handed over, so a run is deterministic.
-func Run(ctx context.Context, c Traffic, m *Model) (Stats, error) {
+func Run(ctx context.Context, c Traffic, ms ...*Model) (Stats, error) {
 	c.SetDefaults()
 	if err := c.Validate(); err != nil {
 		return Stats{}, err
 	}
 	pc := c.Projector
 	pc.Concurrency = 1
-	store := &recorder{mem: projector.NewMemStore(), m: m}
+	store := &recorder{mem: projector.NewMemStore(), ms: ms}
 	proj, err := projector.New(store, pc)
 	if err != nil {
 		return Stats{}, err
@@ -166,11 +166,12 @@ func Run(ctx context.Context, c Traffic, m *Model) (Stats, error) {
 		id := e.Subject + "\x00" + e.ID
 		if seen[id] {
 			st.Duplicates++
-			return m.Record(Write{At: at, Table: schema.TableEvents, Old: item, New: item, Refused: true})
+			store.record(Write{At: at, Table: schema.TableEvents, Old: item, New: item, Refused: true})
+			return store.err
 		}
 		seen[id] = true
-		if err := m.Record(Write{At: at, Table: schema.TableEvents, New: item}); err != nil {
-			return err
+		if store.record(Write{At: at, Table: schema.TableEvents, New: item}); store.err != nil {
+			return store.err
 		}
 		in, ok, err := projector.InputOf(e, fmt.Sprintf("%021d", i))
 		if err != nil || !ok {
@@ -213,7 +214,7 @@ func ShardOf(key string, shards int) int {
 // makes, with the item before and after, into a Model at time now.
 type recorder struct {
 	mem *projector.MemStore
-	m   *Model
+	ms  []*Model
 	now time.Duration
 	err error // the first recording error
 }
@@ -231,8 +232,10 @@ func (r *recorder) ItemVersions(ctx context.Context, items []projector.Item) ([]
 }
 
 func (r *recorder) record(w Write) {
-	if err := r.m.Record(w); err != nil && r.err == nil {
-		r.err = err
+	for _, m := range r.ms {
+		if err := m.Record(w); err != nil && r.err == nil {
+			r.err = err
+		}
 	}
 }
 
@@ -328,21 +331,41 @@ func itemVersion(it map[string]types.AttributeValue) int64 {
 	return v
 }
 
-// errNoTraffic is returned by Simulate when nothing was recorded.
-var errNoTraffic = errors.New("partitionmodel: no writes recorded")
-
-// Simulate runs the traffic into a new model of schema.Tables() with 1 s
-// windows and returns the reports (top keys per table and index) and the
-// run's counts.
-func Simulate(ctx context.Context, c Traffic, top int) ([]Report, Stats, error) {
+// Simulate runs the traffic into a model of schema.Tables() with 1 s
+// windows whose indexes are also counted write-sharded into gsiShards
+// (none when 0), and returns the reports of the indexes as they are
+// (before) and write-sharded (after: each index whose hottest key took more
+// than ShardAbove before is reported sharded, the others as before), with
+// the top keys of each, and the run's counts.
+func Simulate(ctx context.Context, c Traffic, top, gsiShards int) (before, after []Report, st Stats, err error) {
 	m := New(schema.Tables(), time.Second)
-	st, err := Run(ctx, c, m)
-	if err != nil {
-		return nil, st, err
+	if gsiShards > 0 {
+		m.Shard(gsiShards)
 	}
-	reps := m.Reports(schema.Tables(), top)
-	if len(reps) == 0 {
-		return nil, st, errNoTraffic
+	if st, err = Run(ctx, c, m); err != nil {
+		return nil, nil, st, err
 	}
-	return reps, st, nil
+	before = m.Reports(schema.Tables(), top, false)
+	if len(before) == 0 {
+		return nil, nil, st, errors.New("partitionmodel: no writes recorded")
+	}
+	if gsiShards == 0 {
+		return before, nil, st, nil
+	}
+	shardedReps := map[[2]string]Report{}
+	for _, r := range m.Reports(schema.Tables(), top, true) {
+		shardedReps[[2]string{r.Table, r.Index}] = r
+	}
+	for _, r := range before {
+		if s, ok := shardedReps[[2]string{r.Table, r.Index}]; ok && r.Index != "" && r.Max > ShardAbove {
+			r = s
+			r.Sharded = gsiShards
+		}
+		after = append(after, r)
+	}
+	return before, after, st, nil
 }
+
+// ShardAbove is the hottest-key rate above which Simulate's "after" shards
+// an index: half the partition limit, leaving room to double the traffic.
+const ShardAbove = PartitionLimit / 2
