@@ -314,8 +314,21 @@ func CheckItem(table string, item map[string]types.AttributeValue) error {
 			}
 		}
 	}
+	// The common case, an item within every limit, is decided without
+	// building paths or sorting names; only a problem is looked for again
+	// in name order, so that the error names the same field every time.
+	ok := true
+	for _, v := range item {
+		if !valueOK(v, 2) { // the item is level 1
+			ok = false
+			break
+		}
+	}
 	for _, name := range sortedAttrNames(item) {
-		if le := checkValue(table+"."+name, item[name], 2); le != nil { // the item is level 1
+		if ok {
+			break
+		}
+		if le := checkValue(table+"."+name, item[name], 2); le != nil {
 			return le
 		}
 	}
@@ -359,6 +372,40 @@ func checkValue(path string, v types.AttributeValue, depth int) *LimitError {
 		}
 	}
 	return nil
+}
+
+// valueOK is checkValue's verdict without the path: true when v is within
+// every limit checkValue checks.
+func valueOK(v types.AttributeValue, depth int) bool {
+	switch m := v.(type) {
+	case *types.AttributeValueMemberN:
+		return NumberProblem(m.Value) == ""
+	case *types.AttributeValueMemberNS:
+		for _, s := range m.Value {
+			if NumberProblem(s) != "" {
+				return false
+			}
+		}
+	case *types.AttributeValueMemberM:
+		if depth > MaxNestingDepth {
+			return false
+		}
+		for _, e := range m.Value {
+			if !valueOK(e, depth+1) {
+				return false
+			}
+		}
+	case *types.AttributeValueMemberL:
+		if depth > MaxNestingDepth {
+			return false
+		}
+		for _, e := range m.Value {
+			if !valueOK(e, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func sortedAttrNames(m map[string]types.AttributeValue) []string { return slices.Sorted(maps.Keys(m)) }
