@@ -21,8 +21,11 @@ const (
 )
 
 // IsInternalAttribute reports whether an attribute name is projector
-// bookkeeping (it starts with an underscore) rather than part of the item.
-func IsInternalAttribute(name string) bool { return strings.HasPrefix(name, "_") }
+// bookkeeping (it starts with an underscore) or the write shard of a sharded
+// index (AttrGSIShard) rather than part of the item.
+func IsInternalAttribute(name string) bool {
+	return strings.HasPrefix(name, "_") || name == AttrGSIShard
+}
 
 // StripInternal deletes the projector's bookkeeping attributes from item in
 // place and returns it.
