@@ -56,6 +56,11 @@ type Config struct {
 	// counter rows in the future. Default 24 h (DefaultMaxFutureSkew), at
 	// most MaxMaxFutureSkew.
 	MaxFutureSkew time.Duration
+	// GSIShards, when more than 1, writes AttrGSIShard (schema.ItemGSIShard,
+	// a function of the primary key) on every item and counter row of a
+	// table with a write-sharded index (schema.TablesFor). 0 or 1 (the
+	// default) writes items exactly as the seeds do. See gsishard.go.
+	GSIShards int
 }
 
 // SetDefaults fills zero fields.
@@ -82,6 +87,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxFutureSkew <= 0 || c.MaxFutureSkew > MaxMaxFutureSkew {
 		return fmt.Errorf("projector: Config.MaxFutureSkew: must be more than 0 and at most %s, got %s", MaxMaxFutureSkew, c.MaxFutureSkew)
+	}
+	if err := schema.ValidateGSIShards("projector: Config.GSIShards", c.GSIShards); err != nil {
+		return err
 	}
 	return nil
 }

@@ -29,10 +29,12 @@ type retention struct {
 	// expiry means "born expired": such items and contributions to rows
 	// with a TTL are left out.
 	cutoff int64
+	// shards, when more than 1, stamps AttrGSIShard (gsishard.go).
+	shards int
 }
 
 func newRetention(c Config) retention {
-	r := retention{days: c.RetentionDays}
+	r := retention{days: c.RetentionDays, shards: c.GSIShards}
 	if !c.ExpiredBefore.IsZero() {
 		r.cutoff = c.ExpiredBefore.Unix()
 	}
@@ -72,6 +74,7 @@ func (r retention) items(items []Item) ([]Item, int) {
 			it.Item = maps.Clone(it.Item)
 			it.Item[schema.AttrTTL] = avN(ttl)
 		}
+		it.Item = gsiShardItem(it.Table, it.Item, r.shards)
 		out = append(out, it)
 	}
 	return out, expired
@@ -98,6 +101,7 @@ func (r retention) contributions(cs []Contribution) []Contribution {
 			}
 			ttlAttr(c.Attrs, c.Stamps, ttl)
 		}
+		c = gsiShardRow(c, r.shards)
 		out = append(out, c)
 	}
 	return out
