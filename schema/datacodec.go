@@ -9,9 +9,11 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/streamfold/streamfold/schema/internal/ghurls"
 )
 
-//go:generate go run ./internal/zdictgen -id 32769 -out zdict/32769.zdict
+//go:generate go run ./internal/zdictgen -id 32770 -out zdict/32770.zdict
 
 // DataEncoding chooses how Item stores an event's data.
 type DataEncoding int
@@ -19,7 +21,11 @@ type DataEncoding int
 const (
 	// DataCompressed (the default) stores data as text when the item then
 	// fits in one write unit, and otherwise zstd-compressed with the current
-	// dictionary (CurrentDictionary) when that makes the item smaller.
+	// dictionary (CurrentDictionary) when that makes the item smaller, after
+	// eliding the URLs of a GitHub webhook that GitHub derives from the
+	// payload's own ids and names (encoding EncodingGitHubURLsPrefix; the
+	// read restores them byte for byte). Data without such URLs is
+	// compressed as DataCompressedKeepURLs does.
 	DataCompressed DataEncoding = iota
 	// DataPlain always stores data as text (attribute type S), the only
 	// format before compression was introduced; for comparisons, and for a
@@ -29,6 +35,11 @@ const (
 	// DataCompressedNoDictionary is DataCompressed without a dictionary, for
 	// measuring what the dictionary adds.
 	DataCompressedNoDictionary
+	// DataCompressedKeepURLs is DataCompressed without eliding URLs: the
+	// format DataCompressed wrote before EncodingGitHubURLsPrefix existed,
+	// for a producer that must keep writing items that consumers older than
+	// it can read.
+	DataCompressedKeepURLs
 )
 
 func (e DataEncoding) String() string {
@@ -39,6 +50,8 @@ func (e DataEncoding) String() string {
 		return "plain"
 	case DataCompressedNoDictionary:
 		return "compressed-no-dictionary"
+	case DataCompressedKeepURLs:
+		return "compressed-keep-urls"
 	}
 	return "DataEncoding(" + strconv.Itoa(int(e)) + ")"
 }
@@ -53,6 +66,11 @@ const (
 	// dictionary the frame was compressed with, e.g. "zstd+dict:32769". The
 	// frame header carries the same id.
 	EncodingZstdDictPrefix = "zstd+dict:"
+	// EncodingGitHubURLsPrefix is followed by one of the above: the frame
+	// holds the data with the URLs a GitHub webhook derives from its own ids
+	// and names elided (format ghurls1, schema/internal/ghurls), e.g.
+	// "ghurls1+zstd+dict:32770". Reading restores them byte for byte.
+	EncodingGitHubURLsPrefix = ghurls.Version + "+"
 )
 
 // CompressAboveBytes is the threshold below which data is never compressed:
@@ -70,7 +88,13 @@ const MaxDataBytes = 25 << 20
 // CurrentDictionary is the id of the zstd dictionary Item compresses with.
 // Every dictionary ever used stays registered (zdict/<id>.zdict), so items
 // written with an older one still decode.
-const CurrentDictionary = 32769
+const CurrentDictionary = 32770
+
+// KeepURLsDictionary is the dictionary DataCompressedKeepURLs compresses
+// with: the one that was current before encoding ghurls1 (and its
+// dictionary, trained on elided webhooks too), so that consumers of that
+// time can read what it writes.
+const KeepURLsDictionary = 32769
 
 //go:embed zdict/*.zdict
 var dictFiles embed.FS
@@ -102,11 +126,17 @@ var dictionaries = sync.OnceValues(func() (map[uint32][]byte, error) {
 		}
 		out[uint32(id)] = b
 	}
-	if _, ok := out[CurrentDictionary]; !ok {
-		return nil, fmt.Errorf("schema: current dictionary %d is not registered", CurrentDictionary)
+	for _, id := range []uint32{CurrentDictionary, KeepURLsDictionary} {
+		if _, ok := out[id]; !ok {
+			return nil, fmt.Errorf("schema: dictionary %d is not registered", id)
+		}
 	}
 	return out, nil
 })
+
+// encoderLevel: on a 8 KB webhook with the dictionary, about 0.3 ms for 980
+// bytes, where SpeedBestCompression takes ten times as long for 2% less.
+const encoderLevel = zstd.SpeedBetterCompression
 
 // codecs holds the encoders and the decoder, built on first use (building
 // them allocates their tables, which every binary that never compresses
@@ -122,12 +152,10 @@ var getCodecs = sync.OnceValues(func() (*codecs, error) {
 	if err != nil {
 		return nil, err
 	}
-	// SpeedBetterCompression: on a 8 KB webhook with the dictionary, about
-	// 0.3 ms for 980 bytes, where SpeedBestCompression takes ten times as
-	// long for 2% less. A single-segment frame always declares its content
-	// size, which decompressData requires (EncodeAll omits it for small
-	// inputs otherwise).
-	level, single := zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithSingleSegment(true)
+	// A single-segment frame always declares its content size, which
+	// decompressData requires (EncodeAll omits it for small inputs
+	// otherwise).
+	level, single := zstd.WithEncoderLevel(encoderLevel), zstd.WithSingleSegment(true)
 	withDict, err := zstd.NewWriter(nil, level, single, zstd.WithEncoderDict(dicts[CurrentDictionary]))
 	if err != nil {
 		return nil, fmt.Errorf("schema: zstd encoder with dictionary %d: %w", CurrentDictionary, err)
@@ -157,16 +185,55 @@ func compressData(data []byte, enc DataEncoding) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if enc == DataCompressedNoDictionary {
+	switch enc {
+	case DataCompressedNoDictionary:
 		return c.noDict.EncodeAll(data, nil), EncodingZstd, nil
+	case DataCompressedKeepURLs:
+		legacy, err := getKeepURLsEncoder()
+		if err != nil {
+			return nil, "", err
+		}
+		return legacy.EncodeAll(data, nil), EncodingZstdDictPrefix + strconv.Itoa(KeepURLsDictionary), nil
+	}
+	if elided, ok := ghurls.Elide(data); ok {
+		return c.withDict.EncodeAll(elided, nil), EncodingGitHubURLsPrefix + EncodingZstdDictPrefix + strconv.Itoa(CurrentDictionary), nil
 	}
 	return c.withDict.EncodeAll(data, nil), EncodingZstdDictPrefix + strconv.Itoa(CurrentDictionary), nil
 }
 
+// getKeepURLsEncoder is the encoder of DataCompressedKeepURLs, built on
+// first use (only producers held back for older consumers need it).
+var getKeepURLsEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+	dicts, err := dictionaries()
+	if err != nil {
+		return nil, err
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(encoderLevel), zstd.WithSingleSegment(true), zstd.WithEncoderDict(dicts[KeepURLsDictionary]))
+	if err != nil {
+		return nil, fmt.Errorf("schema: zstd encoder with dictionary %d: %w", KeepURLsDictionary, err)
+	}
+	return enc, nil
+})
+
 // decompressData reverses compressData. The frame must be a single zstd
 // frame that declares its size (at most MaxDataBytes) and whose dictionary
-// id is the one the encoding names.
+// id is the one the encoding names; with EncodingGitHubURLsPrefix, its
+// content must be an elided form whose every marker restores (ghurls.Restore),
+// to at most MaxDataBytes.
 func decompressData(frame []byte, encoding string) ([]byte, error) {
+	if inner, ok := strings.CutPrefix(encoding, EncodingGitHubURLsPrefix); ok {
+		elided, err := decompressFrame(frame, inner)
+		if err != nil {
+			return nil, err
+		}
+		return ghurls.Restore(elided, MaxDataBytes)
+	}
+	return decompressFrame(frame, encoding)
+}
+
+// decompressFrame decodes one zstd frame as encoding (EncodingZstd or
+// EncodingZstdDictPrefix and an id) names.
+func decompressFrame(frame []byte, encoding string) ([]byte, error) {
 	var wantDict uint32
 	switch {
 	case encoding == EncodingZstd:

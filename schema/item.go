@@ -25,7 +25,9 @@ const (
 
 	// AttrDataEncoding is present exactly when data is stored compressed
 	// (attribute type B); its value says how: EncodingZstd, or
-	// EncodingZstdDictPrefix followed by the dictionary's id.
+	// EncodingZstdDictPrefix followed by the dictionary's id, either of them
+	// possibly after EncodingGitHubURLsPrefix (a webhook's derivable URLs
+	// elided before compressing).
 	AttrDataEncoding = "dataenc"
 )
 
@@ -40,7 +42,9 @@ func Item(e Event, retention time.Duration) (map[string]types.AttributeValue, er
 // as text (attribute type S) when the plain item is at most
 // CompressAboveBytes or enc is DataPlain, and otherwise as one zstd frame of
 // those bytes (type B, with AttrDataEncoding naming the encoding) when that
-// makes the item smaller. ttl is recordedat plus retention, in epoch
+// makes the item smaller; with DataCompressed, a GitHub webhook's URLs that
+// equal their derivation from the payload are elided from the frame
+// (EncodingGitHubURLsPrefix) and EventFromItem restores them. ttl is recordedat plus retention, in epoch
 // seconds. RecordedAt must be set. The item may exceed MaxItemBytes: the
 // caller checks ItemSize.
 func ItemEncoded(e Event, retention time.Duration, enc DataEncoding) (map[string]types.AttributeValue, error) {
@@ -64,7 +68,7 @@ func ItemEncoded(e Event, retention time.Duration, enc DataEncoding) (map[string
 	switch {
 	case enc == DataPlain, plain <= CompressAboveBytes, len(e.Data) > MaxDataBytes:
 		return item, nil
-	case enc != DataCompressed && enc != DataCompressedNoDictionary:
+	case enc != DataCompressed && enc != DataCompressedNoDictionary && enc != DataCompressedKeepURLs:
 		return nil, fmt.Errorf("schema: ItemEncoded: unknown %s", enc)
 	}
 	frame, encoding, err := compressData(e.Data, enc)
@@ -85,7 +89,7 @@ func ItemEncoded(e Event, retention time.Duration, enc DataEncoding) (map[string
 // package streamimage) back to the envelope. Data comes out as the exact
 // bytes the producer sent, whichever way the item stores them: text (type S,
 // every item written before compression, and small ones since) or a zstd
-// frame (type B with AttrDataEncoding). It checks shape only; call Validate
+// frame (type B with AttrDataEncoding), with or without elided URLs. It checks shape only; call Validate
 // for the payload rules. Errors wrap ErrMalformedItem and name the
 // attribute; an item compressed with a dictionary this version does not
 // know is one of them.

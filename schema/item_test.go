@@ -77,7 +77,8 @@ func TestItemEncodings(t *testing.T) {
 	}{
 		{"small payload stays text", small, schema.DataCompressed, "", 1},
 		{"small payload, no dictionary, stays text", small, schema.DataCompressedNoDictionary, "", 1},
-		{"webhook compressed with the dictionary", hook, schema.DataCompressed, dictEnc, 2},
+		{"webhook compressed with the dictionary, URLs elided", hook, schema.DataCompressed, schema.EncodingGitHubURLsPrefix + dictEnc, 1},
+		{"webhook compressed with the dictionary, URLs kept", hook, schema.DataCompressedKeepURLs, schema.EncodingZstdDictPrefix + strconv.Itoa(schema.KeepURLsDictionary), 2},
 		{"webhook compressed without a dictionary", hook, schema.DataCompressedNoDictionary, schema.EncodingZstd, 3},
 		{"webhook plain", hook, schema.DataPlain, "", 9},
 	}
@@ -200,6 +201,7 @@ func TestEventFromItemDataErrors(t *testing.T) {
 	}
 	frame := good[schema.AttrData].(*types.AttributeValueMemberB).Value
 	enc := good[schema.AttrDataEncoding].(*types.AttributeValueMemberS).Value
+	cur := strconv.Itoa(schema.CurrentDictionary)
 	noDict, _ := zstd.NewWriter(nil, zstd.WithSingleSegment(true))
 	multi, _ := zstd.NewWriter(nil, zstd.WithSingleSegment(false)) // omits the size of small inputs
 	huge := noDict.EncodeAll(bytes.Repeat([]byte(" "), schema.MaxDataBytes+1), nil)
@@ -217,8 +219,8 @@ func TestEventFromItemDataErrors(t *testing.T) {
 		{"unknown encoding", b(frame), s("gzip"), `attribute "data": unknown encoding "gzip"`},
 		{"bad dictionary id", b(frame), s("zstd+dict:x"), `attribute "data": unknown encoding "zstd+dict:x"`},
 		{"unknown dictionary", b(frame), s("zstd+dict:40000"), `attribute "data": encoding "zstd+dict:40000": dictionary 40000 is not known to this version of streamfold`},
-		{"frame with a dictionary, encoding without", b(frame), s("zstd"), `attribute "data": the zstd frame uses dictionary 32769, the encoding "zstd" says 0`},
-		{"frame without a dictionary, encoding with", b(noDict.EncodeAll(hook.Data, nil)), s(enc), `attribute "data": the zstd frame uses dictionary 0, the encoding "zstd+dict:32769" says 32769`},
+		{"frame with a dictionary, encoding without", b(frame), s("zstd"), `attribute "data": the zstd frame uses dictionary ` + cur + `, the encoding "zstd" says 0`},
+		{"frame without a dictionary, encoding with", b(noDict.EncodeAll(hook.Data, nil)), s(enc), `attribute "data": the zstd frame uses dictionary 0, the encoding "zstd+dict:` + cur + `" says ` + cur},
 		{"not zstd", b([]byte(`{"a":1}`)), s("zstd"), `attribute "data": not a zstd frame: invalid input: magic number mismatch`},
 		{"empty", b(nil), s("zstd"), `attribute "data": not a zstd frame: unexpected EOF`},
 		{"no declared size", b(multi.EncodeAll([]byte(`{"a":1}`), nil)), s("zstd"), `attribute "data": the zstd frame does not declare its size`},
@@ -256,6 +258,7 @@ func TestEventFromItemDataErrors(t *testing.T) {
 func TestDictionariesAreFrozen(t *testing.T) {
 	frozen := map[string]string{
 		"32769.zdict": "37248e5e8753e9dcc532e001df5a3b79f3d3e35dca94ca9c7327668f526da6bf",
+		"32770.zdict": "10a57725f18238ae3376e8e6f6c896ea29642702f69308b7a5ea9bb74101a58d",
 	}
 	files, err := filepath.Glob("zdict/*.zdict")
 	if err != nil {

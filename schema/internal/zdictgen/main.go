@@ -14,7 +14,10 @@
 // fixtures: the GitHub workflow_job webhooks of ingest/testdata/github
 // (minified, as GitHub sends them), each also under a few other owners,
 // repositories, senders and ids so that the dictionary learns GitHub's
-// structure rather than one repository's names; the Step Functions details of
+// structure rather than one repository's names, each of these both as sent
+// and with its derivable URLs elided (package ghurls: what schema compresses
+// since encoding ghurls1, whose constant runs of keys and markers the
+// dictionary then holds whole); the Step Functions details of
 // ingest/testdata/eventbridge; and the data of every event in
 // schema/testdata/valid.ndjson (all four domains).
 package main
@@ -34,6 +37,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/dict"
+
+	"github.com/streamfold/streamfold/schema/internal/ghurls"
 )
 
 func main() {
@@ -84,9 +89,15 @@ func collect(root string) ([][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		samples = append(samples, b)
+		hooks := [][]byte{b}
 		for i, v := range variants {
-			samples = append(samples, v.apply(b, i))
+			hooks = append(hooks, v.apply(b, i))
+		}
+		for _, h := range hooks {
+			samples = append(samples, h)
+			if elided, ok := ghurls.Elide(h); ok {
+				samples = append(samples, elided)
+			}
 		}
 	}
 	details, err := sortedGlob(filepath.Join(root, "ingest/testdata/eventbridge/*.json"))
