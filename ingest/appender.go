@@ -45,7 +45,8 @@ type AppenderConfig struct {
 	// schema.DataCompressed: zstd with the current dictionary when the item
 	// is above one write unit and compressing makes it smaller.
 	// schema.DataPlain writes the format consumers older than compression
-	// read.
+	// read; schema.DataCompressedKeepURLs the format of consumers older
+	// than URL elision (docs/event-contract.md).
 	DataEncoding schema.DataEncoding
 	// Payloads is what becomes of the input, output and cause of an agent
 	// execution's events (schema.TypeExecutionStatusChange) on every route
@@ -102,7 +103,7 @@ func (c AppenderConfig) Validate() error {
 		return fmt.Errorf("ingest: AppenderConfig.MaxAttempts: must be at least 1, got %d", c.MaxAttempts)
 	case c.BaseBackoff <= 0 || c.MaxBackoff < c.BaseBackoff:
 		return errors.New("ingest: AppenderConfig.BaseBackoff: must be positive and not above MaxBackoff")
-	case c.DataEncoding != schema.DataCompressed && c.DataEncoding != schema.DataPlain && c.DataEncoding != schema.DataCompressedNoDictionary:
+	case c.DataEncoding != schema.DataCompressed && c.DataEncoding != schema.DataPlain && c.DataEncoding != schema.DataCompressedNoDictionary && c.DataEncoding != schema.DataCompressedKeepURLs:
 		return fmt.Errorf("ingest: AppenderConfig.DataEncoding: unknown %s", c.DataEncoding)
 	case c.MaxFutureSkew <= 0 || c.MaxFutureSkew > MaxMaxFutureSkew:
 		return fmt.Errorf("ingest: AppenderConfig.MaxFutureSkew: must be positive and at most %s, got %s", MaxMaxFutureSkew, c.MaxFutureSkew)

@@ -103,6 +103,16 @@ func TestAppenderGivesUpOnPermanentError(t *testing.T) {
 	}
 }
 
+// TestAppenderAcceptsEveryDataEncoding: a producer can write each format
+// schema.ItemEncoded writes (the older ones for older consumers).
+func TestAppenderAcceptsEveryDataEncoding(t *testing.T) {
+	for _, enc := range []schema.DataEncoding{schema.DataCompressed, schema.DataPlain, schema.DataCompressedNoDictionary, schema.DataCompressedKeepURLs} {
+		if _, err := ingest.NewAppender(&fakePut{}, ingest.AppenderConfig{Table: "t", DataEncoding: enc}); err != nil {
+			t.Errorf("%s: %v", enc, err)
+		}
+	}
+}
+
 func TestAppenderConfigValidate(t *testing.T) {
 	tests := []struct {
 		name string
