@@ -135,6 +135,11 @@ type paged struct {
 	fp       fingerprint
 	phases   []*dynamodb.QueryInput
 	keyAttrs []string // attribute names of a LastEvaluatedKey, sorted
+	// shards, when positive, is the number of write shards of the index
+	// every phase reads (shards.go), and order the attributes a merge of
+	// the shards orders by: the index's range key, then the table's key.
+	shards int
+	order  []string
 }
 
 // run fetches one page of q.
@@ -142,6 +147,9 @@ func (c *Client) run(ctx context.Context, what string, q paged, req PageRequest)
 	limit, err := c.limit(req.Limit)
 	if err != nil {
 		return Page{}, err
+	}
+	if q.shards > 0 {
+		return c.runSharded(ctx, what, q, limit, req.Cursor)
 	}
 	phase, start := 0, map[string]types.AttributeValue(nil)
 	if req.Cursor != "" {
@@ -231,6 +239,9 @@ func keyAttrs(table, index string) []string {
 	if !ok {
 		panic("query: unknown table " + table)
 	}
+	if index != "" && !hasIndex(spec, index) {
+		spec, _ = schema.TableSpecFor(table, schema.MaxGSIShards) // a sharded variant
+	}
 	set := map[string]bool{spec.Hash.Name: true}
 	if spec.Range != nil {
 		set[spec.Range.Name] = true
@@ -256,6 +267,15 @@ func keyAttrs(table, index string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func hasIndex(spec schema.Table, index string) bool {
+	for _, ix := range spec.Indexes {
+		if ix.Name == index {
+			return true
+		}
+	}
+	return false
 }
 
 // cond builds a key condition (or filter) expression with placeholder names

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/streamfold/streamfold/schema"
 )
 
 // DynamoAPI is the part of the DynamoDB client the query package calls:
@@ -43,6 +45,12 @@ type Config struct {
 	// repository statistics, a job's events, a run's jobs. Past it the result
 	// says it is truncated. Default 100,000.
 	MaxReadItems int
+	// GSIShards is the number of write shards of the sharded indexes
+	// (schema.TablesFor), as the projector writes them: 0 or 1 (the
+	// default) reads the seeds' indexes. More reads each sharded index's
+	// shards in parallel and merges them (docs/api.md, "Write-sharded
+	// indexes"): the same items, pages and order, N Queries per request.
+	GSIShards int
 }
 
 // SetDefaults fills zero fields.
@@ -67,5 +75,5 @@ func (c Config) Validate() error {
 	case c.MaxReadItems < 1:
 		return errors.New("query: Config.MaxReadItems: must be at least 1")
 	}
-	return nil
+	return schema.ValidateGSIShards("query: Config.GSIShards", c.GSIShards)
 }

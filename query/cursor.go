@@ -39,6 +39,10 @@ type cursorBody struct {
 	P int    `json:"p,omitempty"` // phase of a multi-partition query
 	// K is the LastEvaluatedKey: attribute name -> {"S": value} or {"N": value}.
 	K map[string]map[string]string `json:"k,omitempty"`
+	// S, for a query on a write-sharded index, is each shard's resume key
+	// (shards.go): null for a shard not yet read, {} for an exhausted one.
+	// Absent otherwise, so an unsharded cursor is as it always was.
+	S []map[string]map[string]string `json:"s,omitempty"`
 }
 
 // cursorCodec signs and verifies cursors.
@@ -55,19 +59,51 @@ func (c cursorCodec) mac(body []byte) []byte {
 func (c cursorCodec) encode(fp fingerprint, phase int, key map[string]types.AttributeValue) (string, error) {
 	b := cursorBody{V: 1, Q: fp.String(), P: phase}
 	if len(key) > 0 {
-		b.K = make(map[string]map[string]string, len(key))
-		for name, av := range key {
-			switch v := av.(type) {
-			case *types.AttributeValueMemberS:
-				b.K[name] = map[string]string{"S": v.Value}
-			case *types.AttributeValueMemberN:
-				b.K[name] = map[string]string{"N": v.Value}
-			default:
-				// Key attributes are S or N in every streamfold table.
-				return "", cursorError("key attribute " + name + " is neither S nor N")
-			}
+		var err error
+		if b.K, err = encodeKey(key); err != nil {
+			return "", err
 		}
 	}
+	return c.sign(b)
+}
+
+// encodeShards renders a cursor of a sharded query: the phase and each
+// shard's resume key (nil: not yet read; empty: exhausted).
+func (c cursorCodec) encodeShards(fp fingerprint, phase int, keys []map[string]types.AttributeValue) (string, error) {
+	b := cursorBody{V: 1, Q: fp.String(), P: phase, S: make([]map[string]map[string]string, len(keys))}
+	for i, key := range keys {
+		if key == nil {
+			continue
+		}
+		k, err := encodeKey(key)
+		if err != nil {
+			return "", err
+		}
+		b.S[i] = k
+	}
+	return c.sign(b)
+}
+
+// encodeKey renders a key as the cursor holds it (an empty map for an
+// empty key).
+func encodeKey(key map[string]types.AttributeValue) (map[string]map[string]string, error) {
+	out := make(map[string]map[string]string, len(key))
+	for name, av := range key {
+		switch v := av.(type) {
+		case *types.AttributeValueMemberS:
+			out[name] = map[string]string{"S": v.Value}
+		case *types.AttributeValueMemberN:
+			out[name] = map[string]string{"N": v.Value}
+		default:
+			// Key attributes are S or N in every streamfold table.
+			return nil, cursorError("key attribute " + name + " is neither S nor N")
+		}
+	}
+	return out, nil
+}
+
+// sign renders b with its MAC.
+func (c cursorCodec) sign(b cursorBody) (string, error) {
 	body, err := json.Marshal(b)
 	if err != nil {
 		return "", err
@@ -79,47 +115,96 @@ func (c cursorCodec) encode(fp fingerprint, phase int, key map[string]types.Attr
 // are the attribute names a LastEvaluatedKey of the query has (sorted); phases
 // is how many phases the query has.
 func (c cursorCodec) decode(s string, fp fingerprint, keyAttrs []string, phases int) (int, map[string]types.AttributeValue, error) {
+	b, err := c.verify(s, fp, phases)
+	if err != nil {
+		return 0, nil, err
+	}
+	if b.S != nil {
+		return 0, nil, cursorError("unknown format")
+	}
+	if len(b.K) == 0 {
+		return b.P, nil, nil
+	}
+	key, err := decodeKey(b.K, keyAttrs)
+	if err != nil {
+		return 0, nil, err
+	}
+	return b.P, key, nil
+}
+
+// decodeShards verifies a cursor of a sharded query for fp and returns its
+// phase and the resume key of each of its shards (nil: not yet read;
+// empty: exhausted).
+func (c cursorCodec) decodeShards(s string, fp fingerprint, keyAttrs []string, phases, shards int) (int, []map[string]types.AttributeValue, error) {
+	b, err := c.verify(s, fp, phases)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(b.S) != shards || len(b.K) > 0 {
+		return 0, nil, cursorError("shards do not match the query")
+	}
+	keys := make([]map[string]types.AttributeValue, shards)
+	for i, k := range b.S {
+		switch {
+		case k == nil:
+		case len(k) == 0:
+			keys[i] = map[string]types.AttributeValue{}
+		default:
+			if keys[i], err = decodeKey(k, keyAttrs); err != nil {
+				return 0, nil, err
+			}
+		}
+	}
+	return b.P, keys, nil
+}
+
+// verify checks a cursor's length, encoding, MAC, format, query and phase,
+// and returns its body.
+func (c cursorCodec) verify(s string, fp fingerprint, phases int) (cursorBody, error) {
 	if len(s) > maxCursorLen {
-		return 0, nil, cursorError("too long")
+		return cursorBody{}, cursorError("too long")
 	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err != nil {
-		return 0, nil, cursorError("not base64url")
+		return cursorBody{}, cursorError("not base64url")
 	}
 	if len(raw) <= sha256.Size {
-		return 0, nil, cursorError("truncated")
+		return cursorBody{}, cursorError("truncated")
 	}
 	body, sum := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
 	if !hmac.Equal(sum, c.mac(body)) {
-		return 0, nil, cursorError("signature does not match (modified, truncated or signed with another key)")
+		return cursorBody{}, cursorError("signature does not match (modified, truncated or signed with another key)")
 	}
 	var b cursorBody
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil || b.V != 1 {
-		return 0, nil, cursorError("unknown format")
+		return cursorBody{}, cursorError("unknown format")
 	}
 	if b.Q != fp.String() {
-		return 0, nil, cursorError("issued for another query")
+		return cursorBody{}, cursorError("issued for another query")
 	}
 	if b.P < 0 || b.P >= phases {
-		return 0, nil, cursorError("phase out of range")
+		return cursorBody{}, cursorError("phase out of range")
 	}
-	if len(b.K) == 0 {
-		return b.P, nil, nil
-	}
-	names := make([]string, 0, len(b.K))
-	for n := range b.K {
+	return b, nil
+}
+
+// decodeKey turns a cursor's key back into attribute values, checking
+// that it names exactly keyAttrs (sorted).
+func decodeKey(k map[string]map[string]string, keyAttrs []string) (map[string]types.AttributeValue, error) {
+	names := make([]string, 0, len(k))
+	for n := range k {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	if !slices.Equal(names, keyAttrs) {
-		return 0, nil, cursorError("key attributes do not match the query")
+		return nil, cursorError("key attributes do not match the query")
 	}
-	key := make(map[string]types.AttributeValue, len(b.K))
-	for n, v := range b.K {
+	key := make(map[string]types.AttributeValue, len(k))
+	for n, v := range k {
 		if len(v) != 1 {
-			return 0, nil, cursorError("malformed key")
+			return nil, cursorError("malformed key")
 		}
 		switch {
 		case v["S"] != "":
@@ -127,8 +212,8 @@ func (c cursorCodec) decode(s string, fp fingerprint, keyAttrs []string, phases 
 		case v["N"] != "":
 			key[n] = &types.AttributeValueMemberN{Value: v["N"]}
 		default:
-			return 0, nil, cursorError("malformed key")
+			return nil, cursorError("malformed key")
 		}
 	}
-	return b.P, key, nil
+	return key, nil
 }

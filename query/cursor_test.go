@@ -3,6 +3,7 @@ package query
 import (
 	"encoding/base64"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +189,38 @@ func TestMultiPhasePaging(t *testing.T) {
 	}
 	if _, err := c.RunningExecutions(ctx, StepFunctions, PageRequest{Cursor: p1.Next}); !errors.Is(err, ErrBadCursor) {
 		t.Fatalf("both-types cursor used for one type: %v", err)
+	}
+}
+
+// TestShardCursorRoundTrip: a sharded cursor keeps, per shard, not yet
+// read (nil), exhausted ({}) and a resume key apart, and is refused where
+// the shard count or the key attributes differ.
+func TestShardCursorRoundTrip(t *testing.T) {
+	c := cursorCodec{key: []byte("0123456789abcdef")}
+	fp := fingerprint{"p", []string{"shards=3"}}
+	attrs := []string{"executionArn", "gsiShard", "startDate", "status"}
+	key := map[string]types.AttributeValue{
+		"executionArn": &types.AttributeValueMemberS{Value: "arn"}, "gsiShard": &types.AttributeValueMemberN{Value: "2"},
+		"startDate": &types.AttributeValueMemberS{Value: "2026-01-05T00:00:00Z"}, "status": &types.AttributeValueMemberS{Value: "RUNNING"},
+	}
+	s, err := c.encodeShards(fp, 0, []map[string]types.AttributeValue{nil, {}, key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase, keys, err := c.decodeShards(s, fp, attrs, 1, 3)
+	if err != nil || phase != 0 {
+		t.Fatalf("decode: %d %v", phase, err)
+	}
+	if keys[0] != nil || keys[1] == nil || len(keys[1]) != 0 || !reflect.DeepEqual(keys[2], key) {
+		t.Errorf("decoded %v", keys)
+	}
+	if _, _, err := c.decodeShards(s, fp, attrs, 1, 4); err == nil {
+		t.Error("a cursor of 3 shards decoded for 4")
+	}
+	if _, _, err := c.decode(s, fp, attrs, 1); err == nil {
+		t.Error("a sharded cursor decoded as an unsharded one")
+	}
+	if _, _, err := c.decodeShards(s, fp, attrs[:3], 1, 3); err == nil {
+		t.Error("a cursor with other key attributes decoded")
 	}
 }

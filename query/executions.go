@@ -40,11 +40,13 @@ func (c *Client) executionsByAgent(agent string, r TimeRange) (paged, error) {
 	}
 	k := newCond().eq("agentName", avS(agent))
 	r.on(k, "startDate")
-	return paged{
+	q := paged{
 		fp:       fingerprint{"executions-by-agent", append([]string{"agent=" + agent}, r.params()...)},
-		phases:   []*dynamodb.QueryInput{c.queryInput(schema.TableExecutions, "AgentDateIndex", k, nil, false)},
+		phases:   []*dynamodb.QueryInput{c.queryInput(schema.TableExecutions, c.indexFor(schema.TableExecutions, "AgentDateIndex"), k, nil, false)},
 		keyAttrs: keyAttrs(schema.TableExecutions, "AgentDateIndex"),
-	}, nil
+	}
+	c.shard(&q, schema.TableExecutions, "AgentDateIndex")
+	return q, nil
 }
 
 // ExecutionsByStatus lists the executions of a status started in r, newest
@@ -71,9 +73,11 @@ func (c *Client) executionsByStatus(status string, r TimeRange) (paged, error) {
 	}
 	k := newCond().eq("status", avS(status))
 	r.on(k, "startDate")
-	return paged{
+	q := paged{
 		fp:       fingerprint{"executions-by-status", append([]string{"status=" + status}, r.params()...)},
-		phases:   []*dynamodb.QueryInput{c.queryInput(schema.TableExecutions, "StatusDateIndex", k, nil, false)},
+		phases:   []*dynamodb.QueryInput{c.queryInput(schema.TableExecutions, c.indexFor(schema.TableExecutions, "StatusDateIndex"), k, nil, false)},
 		keyAttrs: keyAttrs(schema.TableExecutions, "StatusDateIndex"),
-	}, nil
+	}
+	c.shard(&q, schema.TableExecutions, "StatusDateIndex")
+	return q, nil
 }

@@ -80,11 +80,13 @@ func (c *Client) messages(f MessageFilter) (paged, error) {
 			filter = append(filter, k.eqPart(kv[0], avS(kv[1])))
 		}
 	}
-	return paged{
+	q := paged{
 		fp:       fingerprint{"messages", append([]string{"stage=" + f.Stage, "status=" + f.Status, "type=" + f.Type}, f.Created.params()...)},
-		phases:   []*dynamodb.QueryInput{c.queryInput(schema.TableMessages, index, k, filter, false)},
+		phases:   []*dynamodb.QueryInput{c.queryInput(schema.TableMessages, c.indexFor(schema.TableMessages, index), k, filter, false)},
 		keyAttrs: keyAttrs(schema.TableMessages, index),
-	}, nil
+	}
+	c.shard(&q, schema.TableMessages, index)
+	return q, nil
 }
 
 // StageStats are one stage's message counts over a window.
@@ -144,10 +146,15 @@ func (c *Client) MessageStats(ctx context.Context, stage string, from, to time.T
 		}
 		k := newCond().eq("stage", avS(st))
 		r.on(k, "created_date")
-		in := c.queryInput(schema.TableMessages, "stage-created_date-index", k, nil, true)
+		index, sharded := schema.IndexFor(schema.TableMessages, "stage-created_date-index", c.cfg.GSIShards)
+		in := c.queryInput(schema.TableMessages, index, k, nil, true)
 		in.ExpressionAttributeNames["#pst"] = "status"
 		in.ProjectionExpression = aws.String("#pst")
-		if err := c.eachPage(ctx, in, func(items []map[string]types.AttributeValue) error {
+		shards := 0
+		if sharded {
+			shards = c.cfg.GSIShards // every shard read and added up: the same reads
+		}
+		if err := c.eachShardPage(ctx, in, shards, func(items []map[string]types.AttributeValue) error {
 			msgs, err := decodeItems[schema.MessageItem](items)
 			if err != nil {
 				return err

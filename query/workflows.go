@@ -80,8 +80,9 @@ func (c *Client) gsi1(pattern, workflowType, entityType, status string, r TimeRa
 	for _, t := range types {
 		k := newCond().eq("workflowType", avS(t)).eq("entityType", avS(entityType)).eq("status", avS(status))
 		r.on(k, "createdAt")
-		q.phases = append(q.phases, c.queryInput(schema.TableWorkflows, "GSI1", k, nil, false))
+		q.phases = append(q.phases, c.queryInput(schema.TableWorkflows, c.indexFor(schema.TableWorkflows, "GSI1"), k, nil, false))
 	}
+	c.shard(&q, schema.TableWorkflows, "GSI1")
 	return q, nil
 }
 
