@@ -7,13 +7,17 @@
 locals {
   package_dir = var.package_dir != "" ? var.package_dir : "${path.module}/../dist"
 
+  # The projector writes gsiShard and the api reads the shards only when
+  # gsi_shards turns sharding on (main.tf); off, neither is told.
+  gsi_shards_env = { for k, v in { STREAMFOLD_GSI_SHARDS = tostring(var.gsi_shards) } : k => v if local.gsi_sharded }
+
   functions = {
     projector = {
       description = "streamfold projector: folds the event table's stream into the projection tables (cmd/projector)"
-      environment = {
+      environment = merge({
         STREAMFOLD_PREFIX = var.prefix
         STREAMFOLD_STAGE  = var.stage
-      }
+      }, local.gsi_shards_env)
     }
     archiver = {
       description = "streamfold archiver: writes every event to the archive's Iceberg tables (Glue Data Catalog, S3) for Athena (cmd/archiver)"
@@ -44,12 +48,12 @@ locals {
     }
     api = {
       description = "streamfold api: read API and dashboard over the projections (cmd/api)"
-      environment = {
+      environment = merge({
         STREAMFOLD_PREFIX                = var.prefix
         STREAMFOLD_STAGE                 = var.stage
         STREAMFOLD_API_TOKEN_SECRET_ARN  = aws_secretsmanager_secret.api_token.arn
         STREAMFOLD_CURSOR_KEY_SECRET_ARN = aws_secretsmanager_secret.cursor_key.arn
-      }
+      }, local.gsi_shards_env)
     }
     reconcile = {
       description = "streamfold reconcile: checks that every event of the event table was projected and archived, on a schedule (reconcile.tf), and heals when allowed (cmd/reconcile)"

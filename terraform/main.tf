@@ -12,6 +12,12 @@ data "aws_region" "current" {}
 locals {
   name = "${var.prefix}-${var.stage}"
 
+  # Write-sharded GSI keys (docs/decisions.md; schema.TablesFor): with
+  # gsi_shards > 1 the sharded indexes are replaced by variants whose hash
+  # key ends with the Number attribute gsiShard. Off: the seeds' indexes.
+  gsi_sharded    = var.gsi_shards > 1
+  gsi_shard_hash = local.gsi_sharded ? ["gsiShard"] : []
+
   # Point-in-time recovery by stage (seed 004): off in dev to save cost, on
   # in stage and prod. Only the tables whose spec says PITR use it.
   pitr_by_stage = {
@@ -119,13 +125,30 @@ resource "aws_dynamodb_table" "executions" {
     type = "S"
   }
 
+  dynamic "attribute" {
+    for_each = local.gsi_shard_hash
+    content {
+      name = attribute.value
+      type = "N"
+    }
+  }
+
   global_secondary_index {
-    name            = "AgentDateIndex"
+    name            = local.gsi_sharded ? "AgentShardDateIndex" : "AgentDateIndex"
     projection_type = "ALL"
 
     key_schema {
       attribute_name = "agentName"
       key_type       = "HASH"
+    }
+
+    # Write-sharded (var.gsi_shards > 1): gsiShard ends the hash key.
+    dynamic "key_schema" {
+      for_each = local.gsi_shard_hash
+      content {
+        attribute_name = key_schema.value
+        key_type       = "HASH"
+      }
     }
 
     key_schema {
@@ -135,12 +158,21 @@ resource "aws_dynamodb_table" "executions" {
   }
 
   global_secondary_index {
-    name            = "StatusDateIndex"
+    name            = local.gsi_sharded ? "StatusShardDateIndex" : "StatusDateIndex"
     projection_type = "ALL"
 
     key_schema {
       attribute_name = "status"
       key_type       = "HASH"
+    }
+
+    # Write-sharded (var.gsi_shards > 1): gsiShard ends the hash key.
+    dynamic "key_schema" {
+      for_each = local.gsi_shard_hash
+      content {
+        attribute_name = key_schema.value
+        key_type       = "HASH"
+      }
     }
 
     key_schema {
@@ -206,8 +238,16 @@ resource "aws_dynamodb_table" "workflows" {
     type = "S"
   }
 
+  dynamic "attribute" {
+    for_each = local.gsi_shard_hash
+    content {
+      name = attribute.value
+      type = "N"
+    }
+  }
+
   global_secondary_index {
-    name            = "GSI1"
+    name            = local.gsi_sharded ? "GSI1Shard" : "GSI1"
     projection_type = "ALL"
 
     key_schema {
@@ -218,6 +258,15 @@ resource "aws_dynamodb_table" "workflows" {
     key_schema {
       attribute_name = "entityType"
       key_type       = "HASH"
+    }
+
+    # Write-sharded (var.gsi_shards > 1): gsiShard ends the hash key.
+    dynamic "key_schema" {
+      for_each = local.gsi_shard_hash
+      content {
+        attribute_name = key_schema.value
+        key_type       = "HASH"
+      }
     }
 
     key_schema {
@@ -488,8 +537,16 @@ resource "aws_dynamodb_table" "messages" {
     type = "S"
   }
 
+  dynamic "attribute" {
+    for_each = local.gsi_shard_hash
+    content {
+      name = attribute.value
+      type = "N"
+    }
+  }
+
   global_secondary_index {
-    name            = "stage-created_date-index"
+    name            = local.gsi_sharded ? "stage-shard-created_date-index" : "stage-created_date-index"
     projection_type = "ALL"
 
     key_schema {
@@ -497,6 +554,15 @@ resource "aws_dynamodb_table" "messages" {
       key_type       = "HASH"
     }
 
+    # Write-sharded (var.gsi_shards > 1): gsiShard ends the hash key.
+    dynamic "key_schema" {
+      for_each = local.gsi_shard_hash
+      content {
+        attribute_name = key_schema.value
+        key_type       = "HASH"
+      }
+    }
+
     key_schema {
       attribute_name = "created_date"
       key_type       = "RANGE"
@@ -504,7 +570,7 @@ resource "aws_dynamodb_table" "messages" {
   }
 
   global_secondary_index {
-    name            = "status-created_date-index"
+    name            = local.gsi_sharded ? "status-shard-created_date-index" : "status-created_date-index"
     projection_type = "ALL"
 
     key_schema {
@@ -512,6 +578,15 @@ resource "aws_dynamodb_table" "messages" {
       key_type       = "HASH"
     }
 
+    # Write-sharded (var.gsi_shards > 1): gsiShard ends the hash key.
+    dynamic "key_schema" {
+      for_each = local.gsi_shard_hash
+      content {
+        attribute_name = key_schema.value
+        key_type       = "HASH"
+      }
+    }
+
     key_schema {
       attribute_name = "created_date"
       key_type       = "RANGE"
@@ -519,12 +594,21 @@ resource "aws_dynamodb_table" "messages" {
   }
 
   global_secondary_index {
-    name            = "message_type-created_date-index"
+    name            = local.gsi_sharded ? "message_type-shard-created_date-index" : "message_type-created_date-index"
     projection_type = "ALL"
 
     key_schema {
       attribute_name = "message_type"
       key_type       = "HASH"
+    }
+
+    # Write-sharded (var.gsi_shards > 1): gsiShard ends the hash key.
+    dynamic "key_schema" {
+      for_each = local.gsi_shard_hash
+      content {
+        attribute_name = key_schema.value
+        key_type       = "HASH"
+      }
     }
 
     key_schema {

@@ -323,3 +323,14 @@ variable "reconcile_heal" {
   type        = bool
   default     = false
 }
+
+variable "gsi_shards" {
+  description = "Write shards of the low-cardinality GSIs (executions StatusDateIndex and AgentDateIndex, workflows GSI1, messages' stage, status and message_type indexes; schema.TablesFor). 0 or 1: off, the seeds' indexes and items. 2-16: each becomes a variant whose hash key adds the Number attribute gsiShard, and the projector and api functions get STREAMFOLD_GSI_SHARDS. Changing it replaces those indexes and needs a rebuild (docs/deployment.md, \"Write-sharded indexes\")."
+  type        = number
+  default     = 0
+
+  validation {
+    condition     = var.gsi_shards >= 0 && var.gsi_shards <= 16 && floor(var.gsi_shards) == var.gsi_shards
+    error_message = "gsi_shards must be a whole number from 0 (off) to 16."
+  }
+}

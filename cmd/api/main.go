@@ -9,6 +9,7 @@
 //	STREAMFOLD_STAGE                   dev, stage or prod (default "dev")
 //	STREAMFOLD_API_TOKEN_SECRET_ARN    Secrets Manager secret holding the bearer token (SecretString, 16+ characters)
 //	STREAMFOLD_CURSOR_KEY_SECRET_ARN   Secrets Manager secret holding the cursor key (SecretString or SecretBinary, 16+ bytes)
+//	STREAMFOLD_GSI_SHARDS              write shards of the sharded indexes (terraform gsi_shards; unset, 0 or 1: off)
 //	STREAMFOLD_DYNAMODB_ENDPOINT       optional endpoint override (tests)
 //
 // The secrets are read once, at cold start. The dashboard is served at "/";
@@ -21,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -50,7 +52,12 @@ func main() {
 		log.Error("configuration", "err", err)
 		os.Exit(1)
 	}
-	qc, err := query.New(c.DynamoDB, s.naming, query.Config{CursorKey: s.cursorKey})
+	shards, err := gsiShards(os.Getenv("STREAMFOLD_GSI_SHARDS"))
+	if err != nil {
+		log.Error("configuration", "err", err)
+		os.Exit(1)
+	}
+	qc, err := query.New(c.DynamoDB, s.naming, query.Config{CursorKey: s.cursorKey, GSIShards: shards})
 	if err != nil {
 		log.Error("query client", "err", err)
 		os.Exit(1)
@@ -122,4 +129,16 @@ func secret(ctx context.Context, sm secretGetter, getenv func(string) string, en
 		return nil, fmt.Errorf("%s: %w", env, err)
 	}
 	return v, nil
+}
+
+// gsiShards parses STREAMFOLD_GSI_SHARDS: "" is 0 (off).
+func gsiShards(v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("STREAMFOLD_GSI_SHARDS: not a number: %q", v)
+	}
+	return n, schema.ValidateGSIShards("STREAMFOLD_GSI_SHARDS", n)
 }

@@ -7,6 +7,7 @@
 //
 //	STREAMFOLD_PREFIX             table name prefix (default "streamfold")
 //	STREAMFOLD_STAGE              dev, stage or prod (default "dev")
+//	STREAMFOLD_GSI_SHARDS         write shards of the sharded indexes (terraform gsi_shards; unset, 0 or 1: off)
 //	STREAMFOLD_DYNAMODB_ENDPOINT  optional endpoint override (tests)
 //
 // Each batch is first handed to an opswatch.Watch: the gaps a Lambda can
@@ -18,8 +19,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -48,7 +51,12 @@ func main() {
 		log.Error("store", "err", err)
 		os.Exit(1)
 	}
-	p, err := projector.New(store, projector.Config{})
+	shards, err := gsiShards(os.Getenv("STREAMFOLD_GSI_SHARDS"))
+	if err != nil {
+		log.Error("bad configuration", "err", err)
+		os.Exit(1)
+	}
+	p, err := projector.New(store, projector.Config{GSIShards: shards})
 	if err != nil {
 		log.Error("projector", "err", err)
 		os.Exit(1)
@@ -68,4 +76,16 @@ func envOr(k, d string) string {
 		return v
 	}
 	return d
+}
+
+// gsiShards parses STREAMFOLD_GSI_SHARDS: "" is 0 (off).
+func gsiShards(v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("STREAMFOLD_GSI_SHARDS: not a number: %q", v)
+	}
+	return n, schema.ValidateGSIShards("STREAMFOLD_GSI_SHARDS", n)
 }

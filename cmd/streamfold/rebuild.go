@@ -12,6 +12,7 @@ import (
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/archiver/rebuild"
 	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/schema"
 )
 
 func init() {
@@ -110,6 +111,7 @@ func foldFlags(fs *flag.FlagSet, o *rebuild.Options) {
 	fs.IntVar(&o.Workers, "workers", d.Workers, "projector calls at once")
 	fs.IntVar(&o.BufferEvents, "buffer", d.BufferEvents, "events held in memory before they are grouped by subject and projected")
 	fs.IntVar(&o.Projector.RetentionDays, "retention", 0, "days an item with a TTL lives after its events were recorded (default: the table's, 90 for jobs, runs, deployments and messages); what would be born expired is skipped and counted")
+	fs.IntVar(&o.Projector.GSIShards, "gsi-shards", 0, "write shards of the sharded indexes, as the deployment's gsi_shards (0 or 1: off, the seeds' items; 2-16: items carry gsiShard; docs/deployment.md)")
 }
 
 // checkFoldFlags rejects values the options would silently replace by
@@ -125,6 +127,9 @@ func checkFoldFlags(o rebuild.Options) error {
 	}
 	if d := o.Projector.RetentionDays; d < 0 || d > projector.MaxRetentionDays {
 		return fmt.Errorf("--retention: must be between 1 and %d days, got %d", projector.MaxRetentionDays, d)
+	}
+	if err := schema.ValidateGSIShards("--gsi-shards", o.Projector.GSIShards); err != nil {
+		return err
 	}
 	o.SetDefaults()
 	return o.Validate()
