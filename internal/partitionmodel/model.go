@@ -3,7 +3,6 @@ package partitionmodel
 import (
 	"cmp"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,11 +117,8 @@ func (m *Model) Shard(n int) { m.shards = n }
 // (rendered by KeyOf over the table's hash and range attributes): FNV-1a
 // of the key, modulo n. It depends on the item's key only, so an item
 // keeps its shard when its indexed attributes change.
-func GSIShard(primaryKey string, n int) int {
-	h := fnv.New32a()
-	h.Write([]byte(primaryKey))
-	return int(h.Sum32() % uint32(n))
-}
+// It is schema.GSIShard, the function the projector writes gsiShard with.
+func GSIShard(primaryKey string, n int) int { return schema.GSIShard(primaryKey, n) }
 
 // sharded is the name under which an index's sharded counts are kept.
 func sharded(index string) string { return index + "\x00sharded" }
