@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -171,4 +172,23 @@ func ItemGSIShard(table string, key map[string]types.AttributeValue, shards int)
 		return 0, false
 	}
 	return GSIShard(pk, shards), true
+}
+
+// GSIShardsEnv is the environment variable every program that writes
+// projection items or reads the sharded indexes takes its shard count from
+// (Terraform's gsi_shards sets it on each function).
+const GSIShardsEnv = "STREAMFOLD_GSI_SHARDS"
+
+// ParseGSIShards reads a shard count as GSIShardsEnv holds it: "" is 0
+// (off); anything else must be a number ValidateGSIShards accepts. Errors
+// name the variable.
+func ParseGSIShards(v string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: not a number: %q", GSIShardsEnv, v)
+	}
+	return n, ValidateGSIShards(GSIShardsEnv, n)
 }

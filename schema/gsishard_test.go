@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -121,5 +122,29 @@ func TestGSIShardIsAFunctionOfTheKey(t *testing.T) {
 	}
 	if _, ok := schema.ItemGSIShard(schema.TableExecutions, map[string]types.AttributeValue{"executionArn": s("a")}, 1); ok {
 		t.Error("one shard is off: no gsiShard")
+	}
+}
+
+func TestParseGSIShards(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    int
+		wantErr string
+	}{
+		{"", 0, ""},
+		{"1", 1, ""},
+		{"4", 4, ""},
+		{"x", 0, `STREAMFOLD_GSI_SHARDS: not a number: "x"`},
+		{"-1", -1, "STREAMFOLD_GSI_SHARDS: must be between 0 (off) and"},
+		{"999", 999, "STREAMFOLD_GSI_SHARDS: must be between 0 (off) and"},
+	}
+	for _, tt := range tests {
+		got, err := schema.ParseGSIShards(tt.in)
+		switch {
+		case tt.wantErr == "" && (err != nil || got != tt.want):
+			t.Errorf("ParseGSIShards(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+		case tt.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.wantErr)):
+			t.Errorf("ParseGSIShards(%q) error %v, want %q...", tt.in, err, tt.wantErr)
+		}
 	}
 }

@@ -40,7 +40,8 @@ func evaluatedTables(t *testing.T, vars map[string]cty.Value) (map[string]map[st
 
 // TestGSIShardsTables: the configuration's tables and indexes equal
 // schema.TablesFor(n) for gsi_shards off (default, 1) and 4, and the
-// projector and api functions get STREAMFOLD_GSI_SHARDS only when on.
+// projector, api and reconcile (whose heal writes items) functions get
+// STREAMFOLD_GSI_SHARDS only when on.
 func TestGSIShardsTables(t *testing.T) {
 	for _, shards := range []int{0, 1, 4} {
 		vars := map[string]cty.Value{"stage": cty.StringVal("dev")}
@@ -75,7 +76,7 @@ func TestGSIShardsTables(t *testing.T) {
 				}
 			}
 			want := ""
-			if shards > 1 && (in.Key == "projector" || in.Key == "api") {
+			if shards > 1 && (in.Key == "projector" || in.Key == "api" || in.Key == "reconcile") {
 				want = "4"
 			}
 			if got != want {

@@ -61,7 +61,8 @@ locals {
       # them; RECONCILE_WINDOW/HEAL: the defaults of an on-demand
       # invocation, and RECONCILE_HEAL also whether it may heal at all
       # (its role has the consumers' writes only then: reconcile.tf).
-      environment = {
+      # STREAMFOLD_GSI_SHARDS when sharding is on: healing writes items.
+      environment = merge({
         STREAMFOLD_PREFIX    = var.prefix
         STREAMFOLD_STAGE     = var.stage
         ARCHIVE_BUCKET       = aws_s3_bucket.archive.bucket
@@ -71,7 +72,7 @@ locals {
         ARCHIVE_NAMESPACE    = aws_glue_catalog_database.archive.name
         RECONCILE_WINDOW     = var.reconcile_window
         RECONCILE_HEAL       = var.reconcile_heal ? "true" : "false"
-      }
+      }, local.gsi_shards_env)
     }
   }
 

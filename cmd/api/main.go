@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -52,7 +51,7 @@ func main() {
 		log.Error("configuration", "err", err)
 		os.Exit(1)
 	}
-	shards, err := gsiShards(os.Getenv("STREAMFOLD_GSI_SHARDS"))
+	shards, err := schema.ParseGSIShards(os.Getenv("STREAMFOLD_GSI_SHARDS"))
 	if err != nil {
 		log.Error("configuration", "err", err)
 		os.Exit(1)
@@ -129,16 +128,4 @@ func secret(ctx context.Context, sm secretGetter, getenv func(string) string, en
 		return nil, fmt.Errorf("%s: %w", env, err)
 	}
 	return v, nil
-}
-
-// gsiShards parses STREAMFOLD_GSI_SHARDS: "" is 0 (off).
-func gsiShards(v string) (int, error) {
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("STREAMFOLD_GSI_SHARDS: not a number: %q", v)
-	}
-	return n, schema.ValidateGSIShards("STREAMFOLD_GSI_SHARDS", n)
 }

@@ -19,10 +19,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -51,7 +49,7 @@ func main() {
 		log.Error("store", "err", err)
 		os.Exit(1)
 	}
-	shards, err := gsiShards(os.Getenv("STREAMFOLD_GSI_SHARDS"))
+	shards, err := schema.ParseGSIShards(os.Getenv("STREAMFOLD_GSI_SHARDS"))
 	if err != nil {
 		log.Error("bad configuration", "err", err)
 		os.Exit(1)
@@ -76,16 +74,4 @@ func envOr(k, d string) string {
 		return v
 	}
 	return d
-}
-
-// gsiShards parses STREAMFOLD_GSI_SHARDS: "" is 0 (off).
-func gsiShards(v string) (int, error) {
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("STREAMFOLD_GSI_SHARDS: not a number: %q", v)
-	}
-	return n, schema.ValidateGSIShards("STREAMFOLD_GSI_SHARDS", n)
 }

@@ -26,6 +26,9 @@ type settings struct {
 	window time.Duration
 	heal   bool
 	client awsclient.Config
+	// gsiShards is the projector's write sharding (STREAMFOLD_GSI_SHARDS):
+	// healing writes items as the projector does.
+	gsiShards int
 }
 
 // deployment is the metrics' Deployment dimension, "<prefix>-<stage>"
@@ -58,6 +61,9 @@ func load(getenv func(string) string) (settings, error) {
 			return s, fmt.Errorf("RECONCILE_WINDOW=%q: want a positive duration such as 26h", v)
 		}
 		s.window = d
+	}
+	if s.gsiShards, err = schema.ParseGSIShards(getenv("STREAMFOLD_GSI_SHARDS")); err != nil {
+		return s, err
 	}
 	if v := getenv("RECONCILE_HEAL"); v != "" {
 		b, err := strconv.ParseBool(v)

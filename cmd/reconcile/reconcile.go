@@ -38,7 +38,7 @@ func newRun(c *awsclient.Clients, s settings, log *slog.Logger) (runFunc, error)
 		if err != nil {
 			return opsrec.Result{}, err
 		}
-		p, err := projector.New(store, projector.Config{})
+		p, err := projector.New(store, projector.Config{GSIShards: s.gsiShards})
 		if err != nil {
 			return opsrec.Result{}, err
 		}

@@ -152,7 +152,11 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	if *consumer != "projector" {
 		projWatch = nil
 	}
-	stack, err := newProjectorStack(ctx, clients.DynamoDB, n, projectorConsumer, nil, projWatch, log)
+	shards, err := g.gsiShards()
+	if err != nil {
+		return errorf(env, exitUsage, "deadletter redrive: %v", err)
+	}
+	stack, err := newProjectorStack(ctx, clients.DynamoDB, n, projector.Config{GSIShards: shards}, projectorConsumer, nil, projWatch, log)
 	if err != nil {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}

@@ -25,6 +25,10 @@ type globals struct {
 	prefix, stage                   string
 	catalog, namespace              string
 	stateDir                        string
+	// gsiShardsEnv is STREAMFOLD_GSI_SHARDS: the deployment's write
+	// sharding (terraform gsi_shards), which every command that writes
+	// projection items or reads the indexes follows (gsiShards).
+	gsiShardsEnv string
 }
 
 func envOr(env *cliEnv, key, def string) string {
@@ -43,9 +47,14 @@ func (g *globals) register(fs *flag.FlagSet, env *cliEnv) {
 	fs.StringVar(&g.catalog, "catalog", env.getenv("STREAMFOLD_CATALOG"), "the archive's Iceberg catalog: sqlite:PATH (local) or glue[:ACCOUNT_ID] (AWS) (env STREAMFOLD_CATALOG; default: with --s3-endpoint sqlite:STATE_DIR/catalog.db, as dev up prints, else glue)")
 	fs.StringVar(&g.namespace, "namespace", env.getenv("STREAMFOLD_NAMESPACE"), "the catalog namespace (Glue database) of the archive's tables (env STREAMFOLD_NAMESPACE; default: the archive bucket's name with '-' as '_' when it is named PREFIX-STAGE-archive, else PREFIX_STAGE_archive, as Terraform names the Glue database)")
 	g.stateDir = env.getenv("STREAMFOLD_STATE_DIR")
+	g.gsiShardsEnv = env.getenv("STREAMFOLD_GSI_SHARDS")
 	g.s3Key = envOr(env, "STREAMFOLD_S3_ACCESS_KEY", "streamfold")
 	g.s3Secret = envOr(env, "STREAMFOLD_S3_SECRET_KEY", "streamfold-secret")
 }
+
+// gsiShards is the deployment's write sharding (STREAMFOLD_GSI_SHARDS;
+// unset: off).
+func (g *globals) gsiShards() (int, error) { return schema.ParseGSIShards(g.gsiShardsEnv) }
 
 func (g *globals) naming() (schema.Naming, error) {
 	n := schema.Naming{Prefix: g.prefix, Stage: g.stage}

@@ -173,7 +173,11 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitRuntime, "query: %v", err)
 	}
-	qc, err := query.New(clients.DynamoDB, n, query.Config{CursorKey: key})
+	shards, err := o.g.gsiShards()
+	if err != nil {
+		return errorf(env, exitUsage, "query: %v", err)
+	}
+	qc, err := query.New(clients.DynamoDB, n, query.Config{CursorKey: key, GSIShards: shards})
 	if err != nil {
 		return errorf(env, exitUsage, "query: %v", err)
 	}

@@ -127,7 +127,11 @@ func runReconcile(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "reconcile: %v", err)
 	}
-	proj, err := projector.New(store, projector.Config{})
+	shards, err := g.gsiShards()
+	if err != nil {
+		return errorf(env, exitUsage, "reconcile: %v", err)
+	}
+	proj, err := projector.New(store, projector.Config{GSIShards: shards})
 	if err != nil {
 		return errorf(env, exitUsage, "reconcile: %v", err)
 	}

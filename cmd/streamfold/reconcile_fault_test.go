@@ -247,7 +247,7 @@ func runWrapped(t *testing.T, c *awsclient.Clients, n schema.Naming, bucket stri
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	stack, err := newProjectorStack(ctx, c.DynamoDB, n, "projector", nil, nil, log)
+	stack, err := newProjectorStack(ctx, c.DynamoDB, n, projector.Config{}, "projector", nil, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}

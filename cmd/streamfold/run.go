@@ -149,12 +149,12 @@ type projectorStack struct {
 // watch, when not nil, is handed each batch (deadletter redrive: the
 // batches it marks as redriven); nil under run, whose runner notices gaps
 // itself.
-func newProjectorStack(ctx context.Context, ddb *dynamodb.Client, n schema.Naming, consumer string, tally *quarantineTally, watch *opswatch.Watch, log *slog.Logger) (*projectorStack, error) {
+func newProjectorStack(ctx context.Context, ddb *dynamodb.Client, n schema.Naming, pcfg projector.Config, consumer string, tally *quarantineTally, watch *opswatch.Watch, log *slog.Logger) (*projectorStack, error) {
 	store, err := projector.NewDynamoStore(ddb, n)
 	if err != nil {
 		return nil, err
 	}
-	p, err := projector.New(store, projector.Config{})
+	p, err := projector.New(store, pcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +307,11 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	projMeter := capacity.NewMeter()
 	projDDB := clients.MeteredDynamoDB(projMeter)
 	projTally := newQuarantineTally()
-	stack, err := newProjectorStack(ctx, projDDB, n, cfg.Consumer, projTally, nil, log)
+	shards, err := g.gsiShards()
+	if err != nil {
+		return errorf(env, exitUsage, "run: %v", err)
+	}
+	stack, err := newProjectorStack(ctx, projDDB, n, projector.Config{GSIShards: shards}, cfg.Consumer, projTally, nil, log)
 	if err != nil {
 		return errorf(env, exitRuntime, "run: %v", err)
 	}

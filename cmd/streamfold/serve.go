@@ -144,7 +144,11 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitRuntime, "serve: %v", err)
 	}
-	qc, err := query.New(clients.DynamoDB, n, query.Config{CursorKey: key})
+	shards, err := g.gsiShards()
+	if err != nil {
+		return errorf(env, exitUsage, "serve: %v", err)
+	}
+	qc, err := query.New(clients.DynamoDB, n, query.Config{CursorKey: key, GSIShards: shards})
 	if err != nil {
 		return errorf(env, exitUsage, "serve: --cursor-key: %v", err)
 	}
