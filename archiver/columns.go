@@ -17,9 +17,11 @@ type source struct {
 // colDef is a column with what the writer needs to know about it.
 type colDef struct {
 	Column
-	dict    bool // low cardinality: dictionary-encoded
-	noStats bool // long opaque text: no min/max page bounds
-	get     func(s *source) any
+	dict      bool // low cardinality: dictionary-encoded
+	noStats   bool // long opaque text: no min/max page bounds
+	bulk      bool // the payload, most of a file's bytes: PLAIN (see parquet_schema.go)
+	ascending bool // a timestamp in (nearly) the rows' order: DELTA_BINARY_PACKED
+	get       func(s *source) any
 }
 
 // tableDef is a table with its column definitions.
@@ -31,7 +33,8 @@ type tableDef struct {
 }
 
 // A column value is nil (null) or one of string, int64, int32, float64, bool
-// and time.Time, matching the column type.
+// and time.Time, matching the column type; a string column's value may also
+// be a []byte (data: the raw JSON without a copy).
 
 // Envelope columns, first and last in every table. data and the stream
 // position make every row a complete copy of the stream record's event.
@@ -51,16 +54,16 @@ var headCols = []colDef{
 		get: func(s *source) any { return s.rec.Event.Subject }},
 	{Column: Column{Name: "source", Type: TypeString, Comment: "producer (CloudEvents source)", ID: 4, Required: true}, dict: true,
 		get: func(s *source) any { return s.rec.Event.Source }},
-	{Column: Column{Name: "event_time", Type: TypeTimestamp, Comment: "when it happened, per the producer (UTC, microseconds); event_date is its date", ID: 5, Required: true},
+	{Column: Column{Name: "event_time", Type: TypeTimestamp, Comment: "when it happened, per the producer (UTC, microseconds); event_date is its date", ID: 5, Required: true}, ascending: true,
 		get: func(s *source) any { return s.rec.Event.Time }},
-	{Column: Column{Name: "recorded_at", Type: TypeTimestamp, Comment: "when it was appended to the event table (UTC, microseconds)", ID: 6},
+	{Column: Column{Name: "recorded_at", Type: TypeTimestamp, Comment: "when it was appended to the event table (UTC, microseconds)", ID: 6}, ascending: true,
 		get: func(s *source) any { return optTime(s.rec.Event.RecordedAt) }},
 }
 
 // tailCols: ids 7-12; see headCols.
 var tailCols = []colDef{
-	{Column: Column{Name: "data", Type: TypeString, Comment: "the raw event data JSON, byte for byte as stored in the event table", ID: 7, Required: true}, noStats: true,
-		get: func(s *source) any { return string(s.rec.Event.Data) }},
+	{Column: Column{Name: "data", Type: TypeString, Comment: "the raw event data JSON, byte for byte as stored in the event table", ID: 7, Required: true}, noStats: true, bulk: true,
+		get: func(s *source) any { return rawData(s.rec.Event.Data) }},
 	{Column: Column{Name: "stream_sequence", Type: TypeString, Comment: "DynamoDB stream SequenceNumber of the record", ID: 8, Required: true},
 		get: func(s *source) any { return s.rec.Seq }},
 	{Column: Column{Name: "stream_event_id", Type: TypeString, Comment: "DynamoDB stream record eventID", ID: 9, Required: true},
@@ -131,6 +134,15 @@ func (t *tableDef) row(rec *Record, dst []any) []any {
 		dst = append(dst, t.cols[i].get(&s))
 	}
 	return dst
+}
+
+// rawData is the data column's value: the raw JSON as it is (the writer
+// copies it), never null.
+func rawData(d json.RawMessage) any {
+	if d == nil {
+		return []byte{}
+	}
+	return []byte(d)
 }
 
 func optStr(s string) any {

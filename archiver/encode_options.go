@@ -28,8 +28,9 @@ type EncodeOptions struct {
 	// RowGroupBytes closes a row group once the estimated uncompressed size
 	// of its values reaches it (default 128 MiB).
 	RowGroupBytes int64
-	// Compression is zstd (default), zstd-better (about 12% smaller, about
-	// 3 times slower to write; what compaction uses), snappy or none.
+	// Compression is zstd (default; ids and other free text at zstd-better's
+	// level, see columnCodec), zstd-better (about 5% smaller, slower to
+	// write; what compaction uses), snappy or none.
 	Compression string
 }
 

@@ -71,7 +71,7 @@ func (a *Archive) mergeInto(ctx context.Context, table string, inputs []string, 
 	var buf bytes.Buffer
 	opts := a.cfg.encodeOptions()
 	opts.Compression = a.cfg.CompactCompression
-	enc, err := newEncoder(&buf, table, opts)
+	enc, err := newEncoder(&buf, table, opts, maxPageBytes) // outputs are large: the largest pages
 	if err != nil {
 		return 0, 0, writtenFile{}, err
 	}

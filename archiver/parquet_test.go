@@ -25,7 +25,13 @@ import (
 // sequence numbers and nanosecond recordedat times, as the appender sets.
 func simRecords(t testing.TB, seed int64, events, days int) []archiver.Record {
 	t.Helper()
-	evs, _, err := simulate.Generate(simulate.Config{Seed: seed, Events: events, Days: days})
+	return simRecordsCfg(t, simulate.Config{Seed: seed, Events: events, Days: days})
+}
+
+// simRecordsCfg is simRecords of any simulate configuration.
+func simRecordsCfg(t testing.TB, cfg simulate.Config) []archiver.Record {
+	t.Helper()
+	evs, _, err := simulate.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
