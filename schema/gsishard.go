@@ -141,6 +141,13 @@ func (t Table) PrimaryKeyString(item map[string]types.AttributeValue) (string, b
 	if t.Range != nil {
 		attrs = append(attrs, *t.Range)
 	}
+	return KeyValues(attrs, item)
+}
+
+// KeyValues renders the values of the key attributes attrs of item (S or N
+// text) joined by " | " in their order; ok is false when one is missing or
+// of another type (the item is then in no index with that key).
+func KeyValues(attrs []KeyAttr, item map[string]types.AttributeValue) (string, bool) {
 	parts := make([]string, len(attrs))
 	for i, a := range attrs {
 		switch v := item[a.Name].(type) {

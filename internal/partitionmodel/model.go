@@ -89,21 +89,8 @@ func WriteUnits(size int) float64 {
 // is missing (the item is then not in an index with that key): the values
 // joined by " | " in the order of the attributes.
 func KeyOf(attrs []schema.KeyAttr, item map[string]types.AttributeValue) string {
-	if item == nil {
-		return ""
-	}
-	parts := make([]string, len(attrs))
-	for i, a := range attrs {
-		switch v := item[a.Name].(type) {
-		case *types.AttributeValueMemberS:
-			parts[i] = v.Value
-		case *types.AttributeValueMemberN:
-			parts[i] = v.Value
-		default:
-			return ""
-		}
-	}
-	return strings.Join(parts, " | ")
+	k, _ := schema.KeyValues(attrs, item)
+	return k
 }
 
 // Shard makes the model count every index twice: as it is, and
