@@ -397,6 +397,23 @@ func scanURLs(b []byte) (*urlDoc, error) {
 			j = end + 1
 		}
 	}
+	// key reads an object member's name and its colon into f.key.
+	key := func(f *frame) error {
+		if i >= len(b) || b[i] != '"' {
+			return errURLScan
+		}
+		s, e, err := str()
+		if err != nil {
+			return err
+		}
+		f.key = b[s:e]
+		ws()
+		if i >= len(b) || b[i] != ':' {
+			return errURLScan
+		}
+		i++
+		return nil
+	}
 	for {
 		// A value.
 		ws()
@@ -439,19 +456,9 @@ func scanURLs(b []byte) (*urlDoc, error) {
 				goto next
 			}
 			if f.obj {
-				if i >= len(b) || b[i] != '"' {
-					return nil, errURLScan
-				}
-				s, e, err := str()
-				if err != nil {
+				if err := key(top); err != nil {
 					return nil, err
 				}
-				top.key = b[s:e]
-				ws()
-				if i >= len(b) || b[i] != ':' {
-					return nil, errURLScan
-				}
-				i++
 			}
 			continue
 		case c == '"':
@@ -497,19 +504,9 @@ func scanURLs(b []byte) (*urlDoc, error) {
 				i++
 				if top.obj {
 					ws()
-					if i >= len(b) || b[i] != '"' {
-						return nil, errURLScan
-					}
-					s, e, err := str()
-					if err != nil {
+					if err := key(top); err != nil {
 						return nil, err
 					}
-					top.key = b[s:e]
-					ws()
-					if i >= len(b) || b[i] != ':' {
-						return nil, errURLScan
-					}
-					i++
 				}
 			case b[i] == '}' && top.obj, b[i] == ']' && !top.obj:
 				i++
