@@ -136,9 +136,9 @@ func parseTerraform(dir string, vals tfValues) (map[string]tfFunction, error) {
 			if k != "environment" {
 				continue
 			}
-			env, ok := it.ValueExpr.(*hclsyntax.ObjectConsExpr)
-			if !ok {
-				return nil, fmt.Errorf("lambda.tf: local.functions.%s.environment: not an object", name)
+			env, err := environmentObject(it.ValueExpr, vars)
+			if err != nil {
+				return nil, fmt.Errorf("lambda.tf: local.functions.%s.environment: %w", name, err)
 			}
 			for _, e := range env.Items {
 				k, err := keyOf(e.KeyExpr)
@@ -170,6 +170,34 @@ func parseTerraform(dir string, vals tfValues) (map[string]tfFunction, error) {
 		out[name] = fn
 	}
 	return out, nil
+}
+
+// environmentObject is a function's environment object: the object
+// itself, or the first argument of merge(object, local.gsi_shards_env),
+// whose second part Terraform fills only when var.gsi_shards turns write
+// sharding on; the tier runs the default (off), so it must be off there.
+func environmentObject(e hclsyntax.Expression, vars map[string]cty.Value) (*hclsyntax.ObjectConsExpr, error) {
+	if o, ok := e.(*hclsyntax.ObjectConsExpr); ok {
+		return o, nil
+	}
+	call, ok := e.(*hclsyntax.FunctionCallExpr)
+	if !ok || call.Name != "merge" || len(call.Args) != 2 {
+		return nil, fmt.Errorf("not an object, nor merge(object, local.gsi_shards_env)")
+	}
+	o, ok := call.Args[0].(*hclsyntax.ObjectConsExpr)
+	ref, isRef := call.Args[1].(*hclsyntax.ScopeTraversalExpr)
+	if !ok || !isRef || ref.Traversal.RootName() != "local" || len(ref.Traversal) != 2 {
+		return nil, fmt.Errorf("not merge(object, local.gsi_shards_env)")
+	}
+	if a, ok := ref.Traversal[1].(hcl.TraverseAttr); !ok || a.Name != "gsi_shards_env" {
+		return nil, fmt.Errorf("merges an unknown local: only local.gsi_shards_env is understood")
+	}
+	if v, ok := vars["gsi_shards"]; ok && v.Type() == cty.Number {
+		if n, _ := v.AsBigFloat().Int64(); n > 1 {
+			return nil, fmt.Errorf("var.gsi_shards defaults to %d: the tier runs with write sharding off", n)
+		}
+	}
+	return o, nil
 }
 
 func keyOf(e hclsyntax.Expression) (string, error) {
