@@ -15,6 +15,7 @@ import (
 
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/capacity"
 	"github.com/streamfold/streamfold/internal/testclock"
 	"github.com/streamfold/streamfold/internal/testenv"
@@ -72,32 +73,9 @@ func BenchmarkCapacityDynamoDBLocal(b *testing.B) {
 		for _, size := range []int{1, 100, 1000} {
 			b.Run(fmt.Sprintf("%s/batch=%d", load.name, size), func(b *testing.B) {
 				for range b.N {
-					n, _ := testenv.Tables(b, c)
-					prefix := strings.TrimSuffix(n.Table(schema.TableEvents), schema.TableEvents)
 					appendM, projM := capacity.NewMeter(), capacity.NewMeter()
-					ap, err := ingest.NewAppender(dynamodb.New(c.DynamoDB.Options(), capacity.WithMeter(appendM)), ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
-					if err != nil {
-						b.Fatal(err)
-					}
-					if _, err := ap.Append(context.Background(), evs); err != nil {
-						b.Fatal(err)
-					}
-					store, err := projector.NewDynamoStore(splitTx{dynamodb.New(c.DynamoDB.Options(), capacity.WithMeter(projM))}, n)
-					if err != nil {
-						b.Fatal(err)
-					}
-					proj, err := projector.New(store, projector.Config{Concurrency: 1})
-					if err != nil {
-						b.Fatal(err)
-					}
-					h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, quietLog())
 					recs := lambdaRecords(b, evs)
-					for i := 0; i < len(recs); i += size {
-						resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: recs[i:min(i+size, len(recs))]})
-						if err != nil || len(resp.BatchItemFailures) > 0 {
-							b.Fatalf("batch at %d: %+v, %v", i, resp, err)
-						}
-					}
+					prefix := meteredPipeline(b, c, evs, recs, mappingBatches(len(recs), 1, size, 0), appendM, projM)
 					a := appendM.Snapshot().TrimTablePrefix(prefix)
 					p := projM.Snapshot().TrimTablePrefix(prefix)
 					per := float64(len(recs))
@@ -128,6 +106,39 @@ func BenchmarkCapacityDynamoDBLocal(b *testing.B) {
 			})
 		}
 	}
+}
+
+// meteredPipeline appends evs into fresh tables through an Appender
+// metered by appendM, and projects recs in the given batches ([start, end)
+// ranges) through the projector's Lambda handler (Concurrency 1, each
+// transaction action sent alone: splitTx) metered by projM. It returns the
+// tables' prefix, for Snapshot.TrimTablePrefix.
+func meteredPipeline(b *testing.B, c *awsclient.Clients, evs []schema.Event, recs []events.DynamoDBEventRecord, batches [][2]int, appendM, projM *capacity.Meter) string {
+	b.Helper()
+	n, _ := testenv.Tables(b, c)
+	ap, err := ingest.NewAppender(dynamodb.New(c.DynamoDB.Options(), capacity.WithMeter(appendM)), ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ap.Append(context.Background(), evs); err != nil {
+		b.Fatal(err)
+	}
+	store, err := projector.NewDynamoStore(splitTx{dynamodb.New(c.DynamoDB.Options(), capacity.WithMeter(projM))}, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	proj, err := projector.New(store, projector.Config{Concurrency: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, quietLog())
+	for _, r := range batches {
+		resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: recs[r[0]:r[1]]})
+		if err != nil || len(resp.BatchItemFailures) > 0 {
+			b.Fatalf("batch %v: %+v, %v", r, resp, err)
+		}
+	}
+	return strings.TrimSuffix(n.Table(schema.TableEvents), schema.TableEvents)
 }
 
 // splitTx sends each action of a TransactWriteItems as a transaction of

@@ -19,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/capacity"
@@ -245,31 +244,8 @@ func countJobs(evs []schema.Event) int {
 // given batches; it returns the units of both, by table.
 func streamfoldCost(b *testing.B, c *awsclient.Clients, evs []schema.Event, recs []events.DynamoDBEventRecord, batches [][2]int) capacity.Snapshot {
 	b.Helper()
-	n, _ := testenv.Tables(b, c)
-	prefix := strings.TrimSuffix(n.Table(schema.TableEvents), schema.TableEvents)
 	m := capacity.NewMeter()
-	ap, err := ingest.NewAppender(dynamodb.New(c.DynamoDB.Options(), capacity.WithMeter(m)), ingest.AppenderConfig{Table: n.Table(schema.TableEvents)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := ap.Append(context.Background(), evs); err != nil {
-		b.Fatal(err)
-	}
-	store, err := projector.NewDynamoStore(splitTx{dynamodb.New(c.DynamoDB.Options(), capacity.WithMeter(m))}, n)
-	if err != nil {
-		b.Fatal(err)
-	}
-	proj, err := projector.New(store, projector.Config{Concurrency: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, quietLog())
-	for _, r := range batches {
-		resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: recs[r[0]:r[1]]})
-		if err != nil || len(resp.BatchItemFailures) > 0 {
-			b.Fatalf("batch %v: %+v, %v", r, resp, err)
-		}
-	}
+	prefix := meteredPipeline(b, c, evs, recs, batches, m, m)
 	return m.Snapshot().TrimTablePrefix(prefix)
 }
 
