@@ -6,7 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -175,36 +179,109 @@ func testDeterminism(t *testing.T, cfg simulate.Config) {
 	}
 }
 
-// TestDeterminismGolden pins the output of small runs: the generator uses
-// integer arithmetic only, so the bytes are the same on every platform. A
-// deliberate change of the generator (or of a schema payload type it
-// marshals) changes a hash; update it then. OrderSubject's hash is the one
-// of the first generator: that order is kept byte for byte.
+// update rewrites the golden files: go test ./ingest/simulate -run
+// TestDeterminismGolden -update.
+var update = flag.Bool("update", false, "rewrite testdata/*.golden.ndjson")
+
+// TestDeterminismGolden pins the output of small runs in reviewable files
+// under testdata/: the generator uses integer arithmetic only, so the bytes
+// are the same on every platform. A deliberate change of the generator (or
+// of a schema payload type it marshals) changes a file; refresh it with
+// -update and review the diff. The subject and time runs are pinned as the
+// events themselves (NDJSON, each under 300 KB; OrderSubject's file is the
+// output of the first generator, kept byte for byte); the full-payload run
+// (425 KB of NDJSON) as one digest per event: its envelope with data
+// replaced by the SHA-256 of the data's bytes.
 func TestDeterminismGolden(t *testing.T) {
 	tests := []struct {
-		name string
-		cfg  simulate.Config
-		want string
+		name   string
+		cfg    simulate.Config
+		file   string
+		digest bool
 	}{
-		{"subject", simulate.Config{Seed: 7, Events: 300, Days: 2, Order: simulate.OrderSubject}, "7396ae3af1862422eab728c5bfe8e45489dbddf06e8c4a8d258124ed79d075c4"},
-		{"time", simulate.Config{Seed: 7, Events: 300, Days: 2}, goldenTime},
-		{"time full payloads", simulate.Config{Seed: 7, Events: 300, Days: 2, GitHubPayloads: simulate.PayloadsFull}, goldenTimeFull},
+		{"subject", simulate.Config{Seed: 7, Events: 300, Days: 2, Order: simulate.OrderSubject}, "determinism_subject.golden.ndjson", false},
+		{"time", simulate.Config{Seed: 7, Events: 300, Days: 2}, "determinism_time.golden.ndjson", false},
+		{"time full payloads", simulate.Config{Seed: 7, Events: 300, Days: 2, GitHubPayloads: simulate.PayloadsFull}, "determinism_time_full.digest.golden.ndjson", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			evs, _ := generate(t, tt.cfg)
-			sum := sha256.Sum256(marshalAll(t, evs))
-			if got := hex.EncodeToString(sum[:]); got != tt.want {
-				t.Fatalf("sha256 of the events = %s, want %s", got, tt.want)
+			got := marshalAll(t, evs)
+			if tt.digest {
+				got = digestAll(t, got)
+			}
+			path := filepath.Join("testdata", tt.file)
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (write it with go test ./ingest/simulate -run TestDeterminismGolden -update)", err)
+			}
+			if msg := firstDifference(want, got); msg != "" {
+				t.Fatalf("the events differ from %s: %s\nIf the change is deliberate, run go test ./ingest/simulate -run TestDeterminismGolden -update and review the diff.", path, msg)
 			}
 		})
 	}
 }
 
-const (
-	goldenTime     = "4b502f9c8fec45ba1f14fff4e09cafd73374e309870ec9aeef9d2027e9538476"
-	goldenTimeFull = "df8edc1f7dd82b5801770ee88c4702d9b1a0ac53c998de9fbbb792ddc0f4fb14"
-)
+// digestAll turns NDJSON events into one line per event: the envelope as
+// generated, with data replaced by data_sha256, the SHA-256 of its bytes.
+func digestAll(t *testing.T, ndjson []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, line := range bytes.Split(bytes.TrimSuffix(ndjson, []byte("\n")), []byte("\n")) {
+		var env map[string]json.RawMessage
+		if err := json.Unmarshal(line, &env); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(env["data"])
+		delete(env, "data")
+		env["data_sha256"], _ = json.Marshal(hex.EncodeToString(sum[:]))
+		b, err := json.Marshal(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
+}
+
+// firstDifference names the first event (line) where got differs from
+// want, with both lines (each cut at 2,000 bytes), or "" when they are equal.
+func firstDifference(want, got []byte) string {
+	if bytes.Equal(want, got) {
+		return ""
+	}
+	wl := strings.Split(string(want), "\n")
+	gl := strings.Split(string(got), "\n")
+	cut := func(s string) string {
+		if len(s) > 2000 {
+			return s[:2000] + "..."
+		}
+		return s
+	}
+	for i := 0; i < max(len(wl), len(gl)); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return fmt.Sprintf("first difference at event %d (of %d generated, %d in the file)\n want: %s\n  got: %s", i+1, len(gl)-1, len(wl)-1, cut(w), cut(g))
+		}
+	}
+	return "the files differ"
+}
 
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
