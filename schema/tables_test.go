@@ -124,3 +124,53 @@ func TestTableKey(t *testing.T) {
 		}
 	}
 }
+
+// TestTerraformTablesJSON keeps terraform/generated/dynamodb_tables.json,
+// from which Terraform declares the DynamoDB tables, equal to TablesFor
+// (terraform/drift_test.go fails too when it is stale, and the plan tier
+// compares the planned tables with the specs).
+func TestTerraformTablesJSON(t *testing.T) {
+	got, err := schema.TerraformTablesJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const path = "../terraform/generated/dynamodb_tables.json"
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run %s)", err, schema.TerraformTablesGenerator)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("%s is stale; run %s and review the diff", path, schema.TerraformTablesGenerator)
+	}
+	var f schema.TerraformTablesFile
+	if err := json.Unmarshal(got, &f); err != nil {
+		t.Fatal(err)
+	}
+	for shards, tables := range map[int]map[string]schema.TerraformTable{0: f.GSIShardsOff, 4: f.GSIShardsOn} {
+		specs := schema.TablesFor(shards)
+		if len(tables) != len(specs) {
+			t.Errorf("gsi_shards %d: %d tables, TablesFor has %d", shards, len(tables), len(specs))
+		}
+		for _, sp := range specs {
+			tt, ok := tables[sp.Logical]
+			if !ok {
+				t.Errorf("gsi_shards %d: no table %s", shards, sp.Logical)
+				continue
+			}
+			if tt.HashKey != sp.Hash.Name || len(tt.Indexes) != len(sp.Indexes) || (tt.TTLAttribute != nil) != (sp.TTLAttribute != "") ||
+				(tt.StreamViewType != nil) != (sp.StreamView != "") || tt.PointInTimeRecovery != sp.PITR {
+				t.Errorf("gsi_shards %d: table %s = %+v, spec %+v", shards, sp.Logical, tt, sp)
+			}
+			for i, ix := range sp.Indexes {
+				if i < len(tt.Indexes) && (tt.Indexes[i].Name != ix.Name || len(tt.Indexes[i].KeySchema) != len(ix.Hash)+len(ix.Range)) {
+					t.Errorf("gsi_shards %d: table %s index %d = %+v, spec %+v", shards, sp.Logical, i, tt.Indexes[i], ix)
+				}
+			}
+		}
+	}
+}

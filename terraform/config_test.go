@@ -116,7 +116,7 @@ func parseConfig(files map[string][]byte) (*tfConfig, error) {
 				}
 			}
 			for _, prev := range cfg.Blocks {
-				if tb.Kind != "terraform" && tb.Kind != "locals" && tb.Kind != "provider" && prev.Addr() == tb.Addr() {
+				if tb.Kind != "terraform" && tb.Kind != "locals" && tb.Kind != "provider" && tb.Kind != "moved" && prev.Addr() == tb.Addr() {
 					return nil, fmt.Errorf("%s declared twice, in %s and %s", tb.Addr(), prev.File, fn)
 				}
 			}

@@ -15,11 +15,11 @@ resource "aws_cloudwatch_metric_alarm" "dead_letters" {
   for_each = local.dead_letter_consumers
 
   alarm_name        = "${local.name}-${each.key}-dead-letters"
-  alarm_description = "${local.name}-${each.key} quarantined a record in ${aws_dynamodb_table.dead_letters.name}: run `streamfold deadletter list --consumer ${each.key}` (docs/deployment.md, \"When an alarm fires\")."
+  alarm_description = "${local.name}-${each.key} quarantined a record in ${aws_dynamodb_table.table["dead-letters"].name}: run `streamfold deadletter list --consumer ${each.key}` (docs/deployment.md, \"When an alarm fires\")."
   namespace         = "Streamfold"
   metric_name       = "DeadLettered"
   dimensions = {
-    Table    = aws_dynamodb_table.dead_letters.name
+    Table    = aws_dynamodb_table.table["dead-letters"].name
     Consumer = each.key
   }
   statistic           = "Sum"

@@ -34,7 +34,7 @@ func checkESMs(ev *evaluated) []string {
 			n, _ := v.AsBigFloat().Int64()
 			return n, true
 		}
-		if got, want := getStr(o, "event_source_arn"), "arn:fake:aws_dynamodb_table.events/stream/2024-01-01T00:00:00.000"; got != want {
+		if got, want := getStr(o, "event_source_arn"), "arn:fake:aws_dynamodb_table.table[\"events\"]/stream/2024-01-01T00:00:00.000"; got != want {
 			fail("event_source_arn %q, want the events table's stream_arn", got)
 		}
 		if got, want := getStr(o, "function_name"), fmt.Sprintf(`arn:fake:aws_lambda_function.function[%q]`, in.Key); got != want {

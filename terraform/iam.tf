@@ -24,14 +24,14 @@ data "aws_iam_policy_document" "projector" {
   statement {
     sid       = "ReadEventStream"
     actions   = ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"]
-    resources = [aws_dynamodb_table.events.stream_arn]
+    resources = [aws_dynamodb_table.table["events"].stream_arn]
   }
 
   statement {
     sid     = "ListEventStreams"
     actions = ["dynamodb:ListStreams"]
     # Wildcard: ListStreams names no stream; this is the events table's streams only.
-    resources = ["${aws_dynamodb_table.events.arn}/stream/*"]
+    resources = ["${aws_dynamodb_table.table["events"].arn}/stream/*"]
   }
 
   # Load: BatchGetItem of folded states; Commit: TransactWriteItems whose
@@ -39,7 +39,7 @@ data "aws_iam_policy_document" "projector" {
   statement {
     sid       = "AggregateState"
     actions   = ["dynamodb:BatchGetItem", "dynamodb:PutItem"]
-    resources = [aws_dynamodb_table.aggregates.arn]
+    resources = [aws_dynamodb_table.table["aggregates"].arn]
   }
 
   # Commit: TransactWriteItems Puts (items) and Updates (counter deltas);
@@ -53,7 +53,7 @@ data "aws_iam_policy_document" "projector" {
   statement {
     sid       = "PutDeadLetters"
     actions   = ["dynamodb:PutItem"]
-    resources = [aws_dynamodb_table.dead_letters.arn]
+    resources = [aws_dynamodb_table.table["dead-letters"].arn]
   }
 
   # internal/opswatch: the gaps the function notices and its heartbeats
@@ -62,7 +62,7 @@ data "aws_iam_policy_document" "projector" {
   statement {
     sid       = "OpsRecords"
     actions   = ["dynamodb:PutItem"]
-    resources = [aws_dynamodb_table.checkpoints.arn]
+    resources = [aws_dynamodb_table.table["checkpoints"].arn]
   }
 
   # The event source mapping writes its failed batches to the on-failure
@@ -95,14 +95,14 @@ data "aws_iam_policy_document" "archiver" {
   statement {
     sid       = "ReadEventStream"
     actions   = ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"]
-    resources = [aws_dynamodb_table.events.stream_arn]
+    resources = [aws_dynamodb_table.table["events"].stream_arn]
   }
 
   statement {
     sid     = "ListEventStreams"
     actions = ["dynamodb:ListStreams"]
     # Wildcard: ListStreams names no stream; this is the events table's streams only.
-    resources = ["${aws_dynamodb_table.events.arn}/stream/*"]
+    resources = ["${aws_dynamodb_table.table["events"].arn}/stream/*"]
   }
 
   # The Iceberg tables' objects under the archive prefix: metadata,
@@ -168,7 +168,7 @@ data "aws_iam_policy_document" "archiver" {
   statement {
     sid       = "OpsRecords"
     actions   = ["dynamodb:PutItem"]
-    resources = [aws_dynamodb_table.checkpoints.arn]
+    resources = [aws_dynamodb_table.table["checkpoints"].arn]
   }
 
   # The event source mapping writes its failed batches to the on-failure
@@ -193,13 +193,13 @@ data "aws_iam_policy_document" "archiver" {
   statement {
     sid       = "VerifyReadsWorkflowMetrics"
     actions   = ["dynamodb:Query"]
-    resources = ["${aws_dynamodb_table.workflows.arn}/index/GSI1"]
+    resources = ["${aws_dynamodb_table.table["workflows"].arn}/index/GSI1"]
   }
 
   statement {
     sid       = "VerifyScansCounters"
     actions   = ["dynamodb:Scan"]
-    resources = [aws_dynamodb_table.metrics.arn, aws_dynamodb_table.workflow_runs.arn]
+    resources = [aws_dynamodb_table.table["metrics"].arn, aws_dynamodb_table.table["workflow-runs"].arn]
   }
 
   statement {
@@ -217,7 +217,7 @@ data "aws_iam_policy_document" "ingest" {
   statement {
     sid       = "AppendEvents"
     actions   = ["dynamodb:PutItem"]
-    resources = [aws_dynamodb_table.events.arn]
+    resources = [aws_dynamodb_table.table["events"].arn]
   }
 
   statement {
@@ -234,7 +234,7 @@ data "aws_iam_policy_document" "ingest" {
   statement {
     sid       = "IngestDeadLetters"
     actions   = ["dynamodb:PutItem"]
-    resources = [aws_dynamodb_table.dead_letters.arn]
+    resources = [aws_dynamodb_table.table["dead-letters"].arn]
 
     condition {
       test     = "ForAllValues:StringEquals"
@@ -286,7 +286,7 @@ data "aws_iam_policy_document" "api" {
   statement {
     sid       = "ReadEvents"
     actions   = ["dynamodb:Query"]
-    resources = [aws_dynamodb_table.events.arn]
+    resources = [aws_dynamodb_table.table["events"].arn]
   }
 
   # The operations view: the consumers' heartbeats, gaps and reconcile
@@ -295,7 +295,7 @@ data "aws_iam_policy_document" "api" {
   statement {
     sid       = "ReadOperations"
     actions   = ["dynamodb:Query"]
-    resources = [aws_dynamodb_table.checkpoints.arn, aws_dynamodb_table.dead_letters.arn]
+    resources = [aws_dynamodb_table.table["checkpoints"].arn, aws_dynamodb_table.table["dead-letters"].arn]
   }
 
   statement {

@@ -18,8 +18,8 @@ import (
 var wildcardAllowed = []struct {
 	function, resource, reason string
 }{
-	{"projector", "arn:fake:aws_dynamodb_table.events/stream/*", "dynamodb:ListStreams names no stream (it lists a table's streams); limited to the events table"},
-	{"archiver", "arn:fake:aws_dynamodb_table.events/stream/*", "dynamodb:ListStreams names no stream (it lists a table's streams); limited to the events table"},
+	{"projector", "arn:fake:aws_dynamodb_table.table[\"events\"]/stream/*", "dynamodb:ListStreams names no stream (it lists a table's streams); limited to the events table"},
+	{"archiver", "arn:fake:aws_dynamodb_table.table[\"events\"]/stream/*", "dynamodb:ListStreams names no stream (it lists a table's streams); limited to the events table"},
 	{"archiver", "arn:fake:aws_s3_bucket.archive/archive/*", "object keys under the archive prefix are made at run time"},
 	{"archiver", "arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/*", "glue:GetTables lists the archive database's tables; its request names no table"},
 	{"projector", "arn:fake:aws_s3_bucket.failures/aws/lambda/*", "the event source mapping names its on-failure objects (aws/lambda/<mapping UUID>/...)"},
@@ -271,7 +271,7 @@ func checkIAM(ev *evaluated, expected map[string][]grant) []string {
 }
 
 func tableARN(logical string) string {
-	return "arn:fake:aws_dynamodb_table." + strings.ReplaceAll(logical, "-", "_")
+	return `arn:fake:aws_dynamodb_table.table["` + logical + `"]`
 }
 
 // projectionTables are the tables the projector writes and the API reads:
@@ -451,13 +451,13 @@ func TestIAMCatchesProblems(t *testing.T) {
     actions   = ["dynamodb:*"]`,
 			want: []string{
 				`data.aws_iam_policy_document.projector statement "PutDeadLetters": action "dynamodb:*" is not one exact action (no wildcards)`,
-				"projector: policy lacks dynamodb:PutItem on arn:fake:aws_dynamodb_table.dead_letters, which cmd/projector uses",
-				"projector: policy grants dynamodb:* on arn:fake:aws_dynamodb_table.dead_letters, which cmd/projector does not use",
+				"projector: policy lacks dynamodb:PutItem on arn:fake:aws_dynamodb_table.table[\"dead-letters\"], which cmd/projector uses",
+				"projector: policy grants dynamodb:* on arn:fake:aws_dynamodb_table.table[\"dead-letters\"], which cmd/projector does not use",
 			},
 		},
 		{
 			name: "star resource",
-			from: `resources = [aws_dynamodb_table.events.arn]
+			from: `resources = [aws_dynamodb_table.table["events"].arn]
   }
 
   statement {
@@ -469,26 +469,26 @@ func TestIAMCatchesProblems(t *testing.T) {
     sid     = "StateMachineTags"`,
 			want: []string{
 				`data.aws_iam_policy_document.ingest statement "AppendEvents": resource "*"`,
-				"ingest: policy lacks dynamodb:PutItem on arn:fake:aws_dynamodb_table.events, which cmd/ingest uses",
+				"ingest: policy lacks dynamodb:PutItem on arn:fake:aws_dynamodb_table.table[\"events\"], which cmd/ingest uses",
 				"ingest: policy grants dynamodb:PutItem on *, which cmd/ingest does not use",
 			},
 		},
 		{
 			name: "index wildcard where index ARNs exist",
 			from: `resources = local.projection_index_arns`,
-			to:   `resources = concat(local.projection_index_arns, ["${aws_dynamodb_table.executions.arn}/index/*"])`,
+			to:   `resources = concat(local.projection_index_arns, ["${aws_dynamodb_table.table["executions"].arn}/index/*"])`,
 			want: []string{
-				`data.aws_iam_policy_document.api statement "QueryProjectionIndexes": wildcard resource "arn:fake:aws_dynamodb_table.executions/index/*" is not in iam_test.go's allow-list`,
-				"api: policy grants dynamodb:Query on arn:fake:aws_dynamodb_table.executions/index/*, which cmd/api does not use",
+				`data.aws_iam_policy_document.api statement "QueryProjectionIndexes": wildcard resource "arn:fake:aws_dynamodb_table.table[\"executions\"]/index/*" is not in iam_test.go's allow-list`,
+				"api: policy grants dynamodb:Query on arn:fake:aws_dynamodb_table.table[\"executions\"]/index/*, which cmd/api does not use",
 			},
 		},
 		{
 			name: "a table the function does not use",
-			from: `resources = [aws_dynamodb_table.dead_letters.arn]
+			from: `resources = [aws_dynamodb_table.table["dead-letters"].arn]
   }`,
-			to: `resources = [aws_dynamodb_table.dead_letters.arn, aws_dynamodb_table.events.arn]
+			to: `resources = [aws_dynamodb_table.table["dead-letters"].arn, aws_dynamodb_table.table["events"].arn]
   }`,
-			want: []string{"projector: policy grants dynamodb:PutItem on arn:fake:aws_dynamodb_table.events, which cmd/projector does not use"},
+			want: []string{"projector: policy grants dynamodb:PutItem on arn:fake:aws_dynamodb_table.table[\"events\"], which cmd/projector does not use"},
 		},
 		{
 			name: "a Glue table that is not the archive's",

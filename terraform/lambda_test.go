@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/terraform/deploy"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -248,7 +249,10 @@ func TestStagePolicies(t *testing.T) {
 				if getStr(tb.Obj, "billing_mode") != "PAY_PER_REQUEST" {
 					t.Errorf("%s: not on-demand", tb.Addr)
 				}
-				if tb.Block.Name != "events" && tb.Block.Name != "messages" && tb.Block.Name != "dead_letters" {
+				if spec, ok := schema.TableSpec(tb.Key); !ok || !spec.PITR {
+					if len(pitr) == 1 && attr(pitr[0], "enabled").True() {
+						t.Errorf("%s: PITR on in %s, but its spec says no PITR", tb.Addr, stage)
+					}
 					continue
 				}
 				if len(pitr) != 1 || attr(pitr[0], "enabled").True() != w.pitr {

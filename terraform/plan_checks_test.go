@@ -442,7 +442,7 @@ func checkPlanESMs(p *tfjson.Plan) []string {
 		fail := func(format string, a ...any) { errs = append(errs, in.Address+": "+fmt.Sprintf(format, a...)) }
 		num := func(k string) float64 { n, _ := v[k].(float64); return n }
 		cfgAddr := "aws_lambda_event_source_mapping." + in.Name
-		if !unknownAt(in, "event_source_arn") || !contains(refsOf(p, cfgAddr, "event_source_arn"), "aws_dynamodb_table.events.stream_arn") {
+		if !unknownAt(in, "event_source_arn") || !contains(refsOf(p, cfgAddr, "event_source_arn"), "aws_dynamodb_table.table[\"events\"].stream_arn") {
 			fail("event_source_arn is not the events table's stream_arn (references %v)", refsOf(p, cfgAddr, "event_source_arn"))
 		}
 		if got := v["starting_position"]; got != "TRIM_HORIZON" {
@@ -745,7 +745,7 @@ func TestPlanCatchesBrokenConfig(t *testing.T) {
 		}
 		at += len(`data "aws_iam_policy_document" "api" {`)
 		broken := maps.Clone(files)
-		broken["terraform/iam.tf"] = []byte(src[:at] + "\n  statement {\n    actions   = [\"dynamodb:DeleteItem\"]\n    resources = [aws_dynamodb_table.events.arn]\n  }" + src[at:])
+		broken["terraform/iam.tf"] = []byte(src[:at] + "\n  statement {\n    actions   = [\"dynamodb:DeleteItem\"]\n    resources = [aws_dynamodb_table.table[\"events\"].arn]\n  }" + src[at:])
 		r := runPlan(t, broken, "dev")
 		if r.Err != nil {
 			t.Fatalf("the broken policy did not plan: %v", r.Err)
@@ -755,28 +755,23 @@ func TestPlanCatchesBrokenConfig(t *testing.T) {
 		}
 	})
 	t.Run("GSI key the schema does not have", func(t *testing.T) {
-		// workflow_jobs' GSI1 keyed on a new attribute "tenant" instead of
+		// workflow-jobs' GSI1 keyed on a new attribute "tenant" instead of
 		// "status" (declared in place of status, so the provider's own
-		// checks pass and the schema comparison must catch it).
-		main := string(files["terraform/main.tf"])
-		start := strings.Index(main, `resource "aws_dynamodb_table" "workflow_jobs" {`)
-		if start < 0 {
-			t.Fatal("main.tf has no aws_dynamodb_table.workflow_jobs")
-		}
-		gsi := strings.Index(main[start:], `"GSI1"`)
-		key := strings.Index(main[start+max(gsi, 0):], `attribute_name = "status"`)
-		if gsi < 0 || key < 0 {
-			t.Fatal("aws_dynamodb_table.workflow_jobs has no GSI1 keyed on status")
-		}
-		at := start + gsi + key
-		mutated := main[:at] + `attribute_name = "tenant"` + main[at+len(`attribute_name = "status"`):]
-		decl := regexp.MustCompile(`name\s*=\s*"status"`).FindStringIndex(mutated[start:])
-		if decl == nil {
-			t.Fatal("aws_dynamodb_table.workflow_jobs declares no attribute status")
-		}
-		mutated = mutated[:start+decl[0]] + `name = "tenant"` + mutated[start+decl[1]:]
-		broken := maps.Clone(files)
-		broken["terraform/main.tf"] = []byte(mutated)
+		// checks pass and the schema comparison must catch it), in the
+		// generated file main.tf declares the tables from.
+		broken := withTables(t, files, func(m map[string]schema.TerraformTable) {
+			ix := indexOf(t, m["workflow-jobs"], "GSI1")
+			for i, k := range ix.KeySchema {
+				if k.AttributeName == "status" {
+					ix.KeySchema[i].AttributeName = "tenant"
+				}
+			}
+			for i, a := range m["workflow-jobs"].Attributes {
+				if a.Name == "status" {
+					m["workflow-jobs"].Attributes[i].Name = "tenant"
+				}
+			}
+		})
 		r := runPlan(t, broken, "prod")
 		var problems []string
 		switch {

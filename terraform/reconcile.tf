@@ -74,10 +74,10 @@ locals {
   reconcile_heal_statements = [
     # The events to heal, read again by key (BatchGetItem) before they are
     # fed to the consumers' paths.
-    { sid = "HealReadEvents", actions = ["dynamodb:BatchGetItem"], resources = [aws_dynamodb_table.events.arn] },
+    { sid = "HealReadEvents", actions = ["dynamodb:BatchGetItem"], resources = [aws_dynamodb_table.table["events"].arn] },
     # The projector's commit (TransactWriteItems of version-checked state
     # Puts and projection Puts and Updates; derive's GetItem).
-    { sid = "HealAggregates", actions = ["dynamodb:PutItem"], resources = [aws_dynamodb_table.aggregates.arn] },
+    { sid = "HealAggregates", actions = ["dynamodb:PutItem"], resources = [aws_dynamodb_table.table["aggregates"].arn] },
     { sid = "HealProjections", actions = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"], resources = local.projection_table_arns },
     # The archiver's batch: data and metadata files written, the metadata a
     # commit replaces deleted (write.metadata.delete-after-commit). No
@@ -101,7 +101,7 @@ data "aws_iam_policy_document" "reconcile" {
   statement {
     sid       = "ScanEvents"
     actions   = ["dynamodb:Scan"]
-    resources = [aws_dynamodb_table.events.arn]
+    resources = [aws_dynamodb_table.table["events"].arn]
   }
 
   # What the projector applied (projector.Check): the folded states of the
@@ -110,7 +110,7 @@ data "aws_iam_policy_document" "reconcile" {
   statement {
     sid       = "ReadAggregates"
     actions   = ["dynamodb:BatchGetItem"]
-    resources = [aws_dynamodb_table.aggregates.arn]
+    resources = [aws_dynamodb_table.table["aggregates"].arn]
   }
 
   # The operations records (internal/opsrec): the gaps the consumers
@@ -118,7 +118,7 @@ data "aws_iam_policy_document" "reconcile" {
   statement {
     sid       = "OperationsRecords"
     actions   = ["dynamodb:PutItem", "dynamodb:Query"]
-    resources = [aws_dynamodb_table.checkpoints.arn]
+    resources = [aws_dynamodb_table.table["checkpoints"].arn]
   }
 
   # What the archive holds: the Iceberg tables' metadata and data files.

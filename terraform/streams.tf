@@ -56,7 +56,7 @@ resource "aws_lambda_event_source_mapping" "stream" {
   for_each = local.stream_consumers
 
   function_name     = aws_lambda_function.function[each.key].arn
-  event_source_arn  = aws_dynamodb_table.events.stream_arn
+  event_source_arn  = aws_dynamodb_table.table["events"].stream_arn
   starting_position = "TRIM_HORIZON"
 
   batch_size                         = each.value.batch_size

@@ -5,9 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	version "github.com/hashicorp/go-version"
+
+	"github.com/streamfold/streamfold/schema"
 )
 
 // providerConstraint is the hashicorp/aws version range of versions.tf
@@ -42,7 +45,8 @@ func terraformBin(t *testing.T) string {
 }
 
 // copyTreeFiles copies the configuration files ("terraform/<name>.tf" ->
-// text) and what they read (the generated Iceberg tables JSON, the named
+// text; "terraform/generated/<name>" replaces a generated file) and what
+// they read (the generated DynamoDB and Iceberg tables JSON, the named
 // queries, placeholder zips) into a scratch directory laid out like the
 // repository, and returns its terraform/ directory.
 func copyTreeFiles(t *testing.T, files map[string][]byte) string {
@@ -58,7 +62,14 @@ func copyTreeFiles(t *testing.T, files map[string][]byte) string {
 		}
 	}
 	for name, b := range files {
-		write(filepath.Join(tf, filepath.Base(name)), b)
+		write(filepath.Join(tf, filepath.FromSlash(strings.TrimPrefix(name, "terraform/"))), b)
+	}
+	if _, set := files[dynamoDBFileKey]; !set {
+		b, err := os.ReadFile(generatedDynamoDB)
+		if err != nil {
+			t.Fatalf("%v (run %s)", err, schema.TerraformTablesGenerator)
+		}
+		write(filepath.Join(tf, generatedDynamoDB), b)
 	}
 	tables, err := os.ReadFile(tablesSourcePath())
 	if err != nil {

@@ -15,8 +15,9 @@
 -- row per execution: agent from the least stateMachineArn with one stage
 -- suffix (-dev, -stage, -staging, -prod, -production, -test) removed, start
 -- from the earliest startDate, status from the highest-ranked event
--- (RUNNING < any terminal status), ties broken by the later (event_time,
--- event_id), so a late RUNNING never hides a terminal status.
+-- (RUNNING < SUCCEEDED = FAILED = TIMED_OUT = ABORTED),
+-- ties broken by the later (event_time, event_id), so a late RUNNING never
+-- hides a terminal status.
 -- Reads event_time from from_date - 1 day (00:00 UTC) to before to_date + 2
 -- days: the day(event_time) partitions from_date - 1 to to_date + 1.
 WITH params AS (
@@ -34,7 +35,13 @@ final_status AS (
   SELECT subject, status,
          row_number() OVER (
            PARTITION BY subject
-           ORDER BY CASE WHEN status = 'RUNNING' THEN 0 ELSE 1 END DESC, event_time DESC, event_id DESC
+           ORDER BY CASE status
+                      WHEN 'RUNNING' THEN 0
+                      WHEN 'SUCCEEDED' THEN 1
+                      WHEN 'FAILED' THEN 1
+                      WHEN 'TIMED_OUT' THEN 1
+                      WHEN 'ABORTED' THEN 1
+                    END DESC, event_time DESC, event_id DESC
          ) AS rn
   FROM agent_events
   WHERE status IN ('RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED')
@@ -61,7 +68,7 @@ SELECT CAST(d.metric_date AS VARCHAR) AS metric_date,
        sum(CASE WHEN d.status = 'TIMED_OUT' THEN 1 ELSE 0 END) AS timed_out,
        sum(CASE WHEN d.status = 'ABORTED' THEN 1 ELSE 0 END) AS aborted,
        CAST(sum(CASE WHEN d.status IN ('FAILED', 'TIMED_OUT', 'ABORTED') THEN 1 ELSE 0 END) AS DOUBLE)
-         / NULLIF(sum(CASE WHEN d.status <> 'RUNNING' THEN 1 ELSE 0 END), 0) AS failure_rate
+         / NULLIF(sum(CASE WHEN d.status IN ('SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED') THEN 1 ELSE 0 END), 0) AS failure_rate
 FROM dated d
 CROSS JOIN params p
 WHERE d.metric_date BETWEEN p.from_date AND p.to_date

@@ -26,18 +26,25 @@ message_events AS (
   CROSS JOIN params p
   WHERE e.event_time >= p.from_date - INTERVAL '1' DAY
     AND e.event_time < p.to_date + INTERVAL '2' DAY
-    AND e.event_type IN ('rez.message.created', 'rez.message.queued', 'rez.message.processing',
-                         'rez.message.completed', 'rez.message.failed')
+    AND e.event_type IN ('rez.message.created', 'rez.message.queued', 'rez.message.processing', 'rez.message.completed', 'rez.message.failed')
 ),
 final_status AS (
-  SELECT subject, substr(event_type, 13) AS status,
+  SELECT subject,
+         CASE event_type
+           WHEN 'rez.message.created' THEN 'created'
+           WHEN 'rez.message.queued' THEN 'queued'
+           WHEN 'rez.message.processing' THEN 'processing'
+           WHEN 'rez.message.completed' THEN 'completed'
+           WHEN 'rez.message.failed' THEN 'failed'
+         END AS status,
          row_number() OVER (
            PARTITION BY subject
            ORDER BY CASE event_type
                       WHEN 'rez.message.created' THEN 0
                       WHEN 'rez.message.queued' THEN 1
                       WHEN 'rez.message.processing' THEN 2
-                      ELSE 3
+                      WHEN 'rez.message.completed' THEN 3
+                      WHEN 'rez.message.failed' THEN 3
                     END DESC, event_time DESC, event_id DESC
          ) AS rn
   FROM message_events

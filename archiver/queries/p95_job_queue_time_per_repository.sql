@@ -40,8 +40,7 @@ repository AS (
 ),
 jobs AS (
   SELECT subject,
-         min(CASE WHEN event_type IN ('github.workflow_job.queued', 'github.workflow_job.waiting',
-                                      'github.workflow_job.in_progress', 'github.workflow_job.completed')
+         min(CASE WHEN event_type IN ('github.workflow_job.queued', 'github.workflow_job.waiting', 'github.workflow_job.in_progress', 'github.workflow_job.completed')
                   THEN created_at END) AS created_at,
          min(CASE WHEN event_type IN ('github.workflow_job.in_progress', 'github.workflow_job.completed')
                   THEN started_at END) AS started_at

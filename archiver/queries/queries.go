@@ -47,6 +47,20 @@
 // ties broken by the later (event_time, event_id); constants as the least
 // non-empty value; dates from the earliest relevant event.
 //
+// # Generated from the schema registry
+//
+// A query that names event types, statuses or their ranks is rendered from
+// <name>.sql.tmpl (text/template) with lookups in the schema registry (the
+// types of an aggregate, the type that moves it to a status, its lifecycle,
+// terminal statuses, ranks, subject shapes): a new event type, status or
+// rank reaches the SQL by regenerating, not by editing it. The .sql files
+// are the product (embedded here, the named queries in Athena) and are
+// checked in; render_test.go's TestQueriesRendered fails when one differs
+// from its template's rendering, or when a query without a template names a
+// registered event type. Refresh them with
+//
+//	go test ./archiver/queries -run TestQueriesRendered -update
+//
 // # Times
 //
 // Athena reads the tables' timestamp columns (Iceberg timestamptz, Parquet
