@@ -26,7 +26,7 @@ var messageCols = []colDef{
 	}),
 	payloadCol("created_by", TypeString, "creator (created)", true, func(p msgP) any { return optStr(p.CreatedBy) }),
 	payloadCol("correlation_id", TypeString, "tracing correlation id (created)", false, func(p msgP) any { return optStr(p.CorrelationID) }),
-	payloadCol("retry_count", TypeInt, "retry count (processing, retried)", false, func(p msgP) any { return optInt(p.RetryCount) }),
+	payloadCol("retry_count", TypeInt, "retry count (processing)", false, func(p msgP) any { return optInt(p.RetryCount) }),
 	payloadCol("error_message", TypeString, "failure reason (failed)", false, func(p msgP) any { return optStr(p.ErrorMessage) }),
 	payloadCol("notification_id", TypeString, "ntfy notification id (completed)", false, func(p msgP) any { return optStr(p.NotificationID) }),
 }

@@ -12,7 +12,6 @@ const (
 	TypeMessageProcessing = "rez.message.processing"
 	TypeMessageCompleted  = "rez.message.completed"
 	TypeMessageFailed     = "rez.message.failed"
-	TypeMessageRetried    = "rez.message.retried"
 )
 
 // Stages a message (and a deployment of streamfold) can belong to.
@@ -42,9 +41,7 @@ func init() {
 			TypeMessageQueued, "queued",
 			TypeMessageProcessing, "processing",
 			TypeMessageCompleted, "completed",
-			TypeMessageFailed, "failed",
-			// A retry is another processing attempt: same status, rank 2.
-			TypeMessageRetried, "processing"),
+			TypeMessageFailed, "failed"),
 		Tables: []string{TableMessages, TableMetrics},
 	})
 }
@@ -117,9 +114,6 @@ func (p *MessageEvent) validate(c *checker, t string) {
 	}
 	if t == TypeMessageFailed {
 		c.required("error_message", p.ErrorMessage)
-	}
-	if t == TypeMessageRetried && (p.RetryCount == nil || *p.RetryCount < 1) {
-		c.fail("retry_count", "is required on a retried event and must be at least 1")
 	}
 	if p.RetryCount != nil && (*p.RetryCount < 0 || *p.RetryCount > 100) {
 		c.fail("retry_count", "must be between 0 and 100")

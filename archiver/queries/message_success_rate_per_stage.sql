@@ -26,7 +26,7 @@ message_events AS (
   CROSS JOIN params p
   WHERE e.event_time >= p.from_date - INTERVAL '1' DAY
     AND e.event_time < p.to_date + INTERVAL '2' DAY
-    AND e.event_type IN ('rez.message.created', 'rez.message.queued', 'rez.message.processing', 'rez.message.completed', 'rez.message.failed', 'rez.message.retried')
+    AND e.event_type IN ('rez.message.created', 'rez.message.queued', 'rez.message.processing', 'rez.message.completed', 'rez.message.failed')
 ),
 final_status AS (
   SELECT subject,
@@ -36,7 +36,6 @@ final_status AS (
            WHEN 'rez.message.processing' THEN 'processing'
            WHEN 'rez.message.completed' THEN 'completed'
            WHEN 'rez.message.failed' THEN 'failed'
-           WHEN 'rez.message.retried' THEN 'processing'
          END AS status,
          row_number() OVER (
            PARTITION BY subject
@@ -46,7 +45,6 @@ final_status AS (
                       WHEN 'rez.message.processing' THEN 2
                       WHEN 'rez.message.completed' THEN 3
                       WHEN 'rez.message.failed' THEN 3
-                      WHEN 'rez.message.retried' THEN 2
                     END DESC, event_time DESC, event_id DESC
          ) AS rn
   FROM message_events

@@ -8,8 +8,8 @@ import (
 )
 
 // rez_agent messages (seed 004): created, queued (optional), processing,
-// then completed or failed. A retry is a retried event with a higher
-// retry_count; states never move backwards.
+// then completed or failed. A retry is another processing event with a
+// higher retry_count; states never move backwards.
 
 var messageUsers = []string{"user:alice@example.com", "user:bob@example.com", "user:ops-oncall@example.com"}
 
@@ -91,7 +91,7 @@ func (g *gen) message(at time.Time) {
 	}
 	for i := 1; i <= retries; i++ {
 		advance(time.Duration(i)*2*time.Second, time.Duration(i)*10*time.Second) // backoff
-		add(schema.TypeMessageRetried, schema.MessageEvent{RetryCount: ptr(i)})
+		add(schema.TypeMessageProcessing, schema.MessageEvent{RetryCount: ptr(i)})
 	}
 	advance(200*time.Millisecond, 1500*time.Millisecond)
 	failed := g.chance(30) || (retries == 3 && g.chance(500)) || (retries > 0 && g.chance(150))

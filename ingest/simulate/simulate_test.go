@@ -707,7 +707,7 @@ func testRealism(t *testing.T, cfg simulate.Config) {
 					t.Fatalf("%s: %s after a later state", subject, e.Type)
 				}
 				lastRank = rank(e.Type)
-				if e.Type == schema.TypeMessageProcessing || e.Type == schema.TypeMessageRetried {
+				if e.Type == schema.TypeMessageProcessing {
 					if i == 0 && cfg.Order == simulate.OrderTime {
 						lastRetry = *p.RetryCount - 1 // the message began before the slice
 					}
