@@ -18,10 +18,15 @@
 // expanded, provider-computed attributes as "arn:fake:<address>"
 // placeholders):
 //
-//   - drift_test.go: compare(), every DynamoDB table of the plan against its
+//   - drift_test.go: generated/dynamodb_tables.json (written from
+//     schema.TablesFor by `go test ./schema -run TestTerraformTablesJSON
+//     -update`) is current and main.tf declares the tables from it (one
+//     aws_dynamodb_table.table, for_each, moved blocks from the old
+//     addresses); compare(), every DynamoDB table of the plan against its
 //     schema.Tables() spec (names, keys, multi-attribute GSIs, TTL, streams,
-//     PITR), naming both sides on a difference, with mutations planned by
-//     the provider; `terraform fmt -check` with the real binary;
+//     PITR), naming both sides on a difference, with mutations of the
+//     generated file and of main.tf planned by the provider; `terraform fmt
+//     -check` with the real binary;
 //   - esm_test.go: both stream event source mappings carry the failure
 //     settings (partial batch responses, bisection, bounded retries and
 //     age, the on-failure S3 bucket, metrics_config EventCount, INSERT-only

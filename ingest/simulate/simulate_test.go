@@ -707,7 +707,9 @@ func testRealism(t *testing.T, cfg simulate.Config) {
 					t.Fatalf("%s: %s after a later state", subject, e.Type)
 				}
 				lastRank = rank(e.Type)
-				if e.Type == schema.TypeMessageProcessing {
+				// Every event that moves a message to processing (a first
+				// attempt or a retry) counts one more retry.
+				if st, _ := schema.StatusOf(e.Type); st == "processing" {
 					if i == 0 && cfg.Order == simulate.OrderTime {
 						lastRetry = *p.RetryCount - 1 // the message began before the slice
 					}
