@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -163,7 +164,8 @@ func TestTerraformTablesJSON(t *testing.T) {
 				continue
 			}
 			if tt.HashKey != sp.Hash.Name || len(tt.Indexes) != len(sp.Indexes) || (tt.TTLAttribute != nil) != (sp.TTLAttribute != "") ||
-				(tt.StreamViewType != nil) != (sp.StreamView != "") || tt.PointInTimeRecovery != sp.PITR {
+				(tt.StreamViewType != nil) != (sp.StreamView != "") || tt.PointInTimeRecovery != sp.PITR ||
+				tt.Projection != slices.Contains(schema.ProjectionTables(), sp.Logical) {
 				t.Errorf("gsi_shards %d: table %s = %+v, spec %+v", shards, sp.Logical, tt, sp)
 			}
 			for i, ix := range sp.Indexes {

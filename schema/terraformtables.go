@@ -37,6 +37,9 @@ type TerraformTable struct {
 	// PointInTimeRecovery: on in stage and prod when true (always off in
 	// dev; Terraform decides by stage).
 	PointInTimeRecovery bool `json:"point_in_time_recovery"`
+	// Projection reports whether a domain's folds write the table
+	// (ProjectionTables): the projector writes it and the API reads it.
+	Projection bool `json:"projection"`
 }
 
 // TerraformAttribute is an attribute definition.
@@ -81,6 +84,10 @@ func TerraformTablesJSON() ([]byte, error) {
 }
 
 func terraformTables(specs []Table) map[string]TerraformTable {
+	projection := map[string]bool{}
+	for _, l := range ProjectionTables() {
+		projection[l] = true
+	}
 	out := make(map[string]TerraformTable, len(specs))
 	for _, t := range specs {
 		// CreateTableInput is the one place that collects the attribute
@@ -92,6 +99,7 @@ func terraformTables(specs []Table) map[string]TerraformTable {
 			Attributes:          []TerraformAttribute{},
 			Indexes:             []TerraformIndex{},
 			PointInTimeRecovery: t.PITR,
+			Projection:          projection[t.Logical],
 		}
 		if t.Range != nil {
 			tt.RangeKey = &t.Range.Name

@@ -38,13 +38,12 @@ locals {
   # dead letters have no other copy than the archive and PITR.
   deletion_protection = var.stage != "dev"
 
-  # The tables the projector writes and the API reads (everything but the
-  # event log, the dead letters, the projector's own state and the local
-  # runner's checkpoints). terraform/iam_test.go checks this set against
-  # schema.Tables().
+  # The tables the projector writes and the API reads (the generated file's
+  # projection flag: schema.ProjectionTables(), everything but the event
+  # log, the dead letters, the projector's own state and the local runner's
+  # checkpoints). terraform/iam_test.go checks this set.
   projection_tables = {
-    for k in ["executions", "workflows", "workflow-jobs", "workflow-runs", "deployments", "messages", "metrics"] :
-    k => aws_dynamodb_table.table[k]
+    for k, t in aws_dynamodb_table.table : k => t if local.dynamodb_tables[k].projection
   }
   projection_table_arns = [for t in values(local.projection_tables) : t.arn]
   projection_index_arns = flatten([
