@@ -535,7 +535,9 @@ func checkFirstLoad(t *testing.T, doc *node, a *apiClient) {
 	if got, exp := attrList(doc.byTestID("job-row"), "data-key"), itemList(jobs.Items, "pk"); !slices.Equal(got, exp) || len(got) == 0 {
 		t.Errorf("job rows %v, want %v (installation %s, %v)", got, exp, inst0, q)
 	}
-	options := doc.all(func(n *node) bool { return n.tag == "option" && n.parent != nil && n.parent.attrs["id"] == "repo-choices" })
+	options := doc.all(func(n *node) bool {
+		return n.tag == "option" && n.parent != nil && n.parent.attrs["id"] == "repo-choices"
+	})
 	if len(options) != len(inst.Repositories) || len(options) == 0 {
 		t.Errorf("%d repositories offered, want installation %s's %d", len(options), inst0, len(inst.Repositories))
 	}
