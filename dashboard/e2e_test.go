@@ -252,7 +252,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 		checkFirstLoad(t, doc, a)
 		dir, keep := artifactDir(t)
 		shot := filepath.Join(dir, "dashboard-first-load.png")
-		b.screenshot(t, srv.URL+"/#token="+e2eToken, shot)
+		b.screenshotSized(t, srv.URL+"/#token="+e2eToken, shot, "1400,3800") // every section of the data page
 		keep(shot)
 	})
 
