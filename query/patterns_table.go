@@ -129,16 +129,15 @@ var patterns = []Pattern{
 		case status == "" && stuck == "":
 			return nil, invalid("status", "give %s (optionally with %s) or %s", in.Spell("status"), in.Spell("stuckHours"), in.Spell("repo"))
 		}
-		var before time.Time
 		if d, ok, err := hours(in, "stuckHours", 24*90); err != nil {
 			return nil, err
 		} else if ok {
-			before = in.Now().Add(-d)
 			if status == "" {
 				status = "in_progress"
 			}
+			return c.jobsOlderThan(ctx, inst, status, d, in.Now(), p)
 		}
-		return c.JobsByStatus(ctx, inst, status, before, p)
+		return c.JobsByStatus(ctx, inst, status, time.Time{}, p)
 	}},
 	{Name: "run", Route: "/api/runs/{installation}/{runId}/{attempt}", Params: []Param{
 		pInstallation,

@@ -140,3 +140,39 @@ func TestRecentExecutionsIntegration(t *testing.T) {
 		}
 	})
 }
+
+// TestStuckJobsCursorOutlivesTheClock: the stuck jobs' next page, asked
+// for a minute later (the API's clock moved), continues from the cursor;
+// a cursor of another window, or of the list without one, is refused.
+func TestStuckJobsCursorOutlivesTheClock(t *testing.T) {
+	key := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "7#1"}, "sk": &types.AttributeValueMemberS{Value: "v"},
+		"installation_id": &types.AttributeValueMemberN{Value: "7"}, "status": &types.AttributeValueMemberS{Value: "in_progress"},
+		"created_at": &types.AttributeValueMemberS{Value: "2030-01-15T01:00:00.000Z"}}
+	db := &fakeAPI{pages: []*dynamodb.QueryOutput{{Items: []map[string]types.AttributeValue{key}, LastEvaluatedKey: key}}}
+	c, err := New(db, schema.Naming{Prefix: "unit", Stage: "dev"}, Config{CursorKey: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := PatternByName("jobs")
+	t0 := fakeInput{}.Now().Add(-time.Minute) // the first page, a minute before the input's clock
+	first, err := c.StuckJobs(ctx, 7, 6*time.Hour, t0, PageRequest{Limit: 1})
+	if err != nil || first.Next == "" {
+		t.Fatalf("first page: %v, next %q", err, first.Next)
+	}
+	later := fakeInput{v: map[string]string{"installation": "7", "stuckHours": "6"}, page: PageRequest{Limit: 1, Cursor: first.Next}}
+	if _, err := p.Run(ctx, c, later); err != nil {
+		t.Fatalf("the next page a minute later: %v", err)
+	}
+	last := db.queries[len(db.queries)-1]
+	if sval(last, ":v2") != "2030-01-15T14:00:00.000Z" || len(last.ExclusiveStartKey) == 0 {
+		t.Fatalf("second page: before %s, start %v; want the input's clock less 6 h, from the cursor", sval(last, ":v2"), last.ExclusiveStartKey)
+	}
+	for _, other := range []map[string]string{
+		{"installation": "7", "stuckHours": "5"},
+		{"installation": "7", "status": "in_progress"},
+	} {
+		if _, err := p.Run(ctx, c, fakeInput{v: other, page: PageRequest{Limit: 1, Cursor: first.Next}}); !errors.Is(err, ErrBadCursor) {
+			t.Errorf("%v with a 6-hour window's cursor: %v, want ErrBadCursor", other, err)
+		}
+	}
+}
