@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +30,9 @@ var cursorKey = []byte("api-test-cursor-key-0123456789")
 // first page of a query has one item and a LastEvaluatedKey made of the
 // key attributes the query's index needs, the second page ends it.
 type fakeDB struct {
+	mu      sync.Mutex // merged reads send their Queries in parallel
 	queries []*dynamodb.QueryInput
+	scans   []*dynamodb.ScanInput
 	fail    error
 }
 
@@ -49,6 +52,8 @@ func (f *fakeDB) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func
 }
 
 func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.queries = append(f.queries, in)
 	if f.fail != nil {
 		return nil, f.fail
@@ -197,8 +202,8 @@ func TestStatusCodesAndErrorBodies(t *testing.T) {
 		{"post", "POST", "/api/executions?agent=a", bearer, 405, "method_not_allowed", "", "use GET"},
 		{"delete without token", "DELETE", "/api/messages/x", "", 401, "unauthorized", "", ""},
 		{"post to health", "POST", "/api/health", "", 405, "method_not_allowed", "", ""},
-		{"neither agent nor status", "GET", "/api/executions", bearer, 400, "invalid_parameter", "agent", "exactly one of agent or status"},
-		{"both agent and status", "GET", "/api/executions?agent=a&status=FAILED", bearer, 400, "invalid_parameter", "agent", ""},
+		{"neither agent nor status: every agent's", "GET", "/api/executions", bearer, 200, "", "", ""},
+		{"both agent and status", "GET", "/api/executions?agent=a&status=FAILED", bearer, 400, "invalid_parameter", "agent", "at most one of agent or status"},
 		{"page size above the limit", "GET", "/api/executions?agent=a&limit=201", bearer, 400, "invalid_parameter", "limit", "limit: must be at most 200"},
 		{"page size not a number", "GET", "/api/executions?agent=a&limit=ten", bearer, 400, "invalid_parameter", "limit", ""},
 		{"unknown parameter", "GET", "/api/executions?agent=a&agentName=b", bearer, 400, "invalid_parameter", "agentName", "not a parameter"},

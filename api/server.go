@@ -27,6 +27,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/api/health", s.endpoint(false, nil, s.health))
 	mux.Handle("/api/vocabulary", s.endpoint(true, nil, s.vocabulary))
+	mux.Handle("/api/vocabulary/data", s.endpoint(true, nil, s.observed))
 	s.routes(mux)
 	s.operationRoutes(mux)
 	// Anything else under /api/ is an unknown route (after the token check,

@@ -38,3 +38,9 @@ func NewVocabulary() Vocabulary {
 	}
 	return v
 }
+
+// GET /api/vocabulary/data: what the data holds (query.Observed), for the
+// dashboard's choices and default windows: the installations and
+// repositories of a bounded sample of runs, and the time span of the
+// executions, messages and daily metrics rows.
+func (s *server) observed(r *http.Request) (any, error) { return s.q.Observed(r.Context()) }

@@ -1,10 +1,16 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/query"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -41,5 +47,66 @@ func TestVocabulary(t *testing.T) {
 	}
 	if len(db.queries) != 0 {
 		t.Error("the vocabulary read DynamoDB")
+	}
+}
+
+// Scan answers two runs of installation 7 (one in progress) and one of
+// installation 3, as a sample of the workflow-runs table.
+func (f *fakeDB) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.scans = append(f.scans, in)
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	run := func(inst, repo, status string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"installation_id": &types.AttributeValueMemberN{Value: inst},
+			"repo_full_name": &types.AttributeValueMemberS{Value: repo}, "status": &types.AttributeValueMemberS{Value: status}}
+	}
+	items := []map[string]types.AttributeValue{run("3", "c/d", "completed"), run("7", "b/b", "completed"), run("7", "a/a", "in_progress")}
+	return &dynamodb.ScanOutput{Items: items, Count: 3, ScannedCount: 3}, nil
+}
+
+// TestVocabularyData: GET /api/vocabulary/data needs the token, takes no
+// parameter and answers query.Observed: the sampled runs' installations
+// (those with runs in progress first) with their repositories, from one
+// bounded Scan of the workflow-runs table, and the spans.
+func TestVocabularyData(t *testing.T) {
+	db := &fakeDB{}
+	h := newHandler(t, db, nil)
+	if r := do(t, h, "GET", "/api/vocabulary/data", ""); r.status != 401 {
+		t.Fatalf("without a token: %d", r.status)
+	}
+	if r := do(t, h, "GET", "/api/vocabulary/data?installation=7", bearer); r.status != 400 || r.errorField("param") != "installation" {
+		t.Fatalf("unknown parameter: %s", r.raw)
+	}
+	r := do(t, h, "GET", "/api/vocabulary/data", bearer)
+	var got query.Observed
+	if err := json.Unmarshal([]byte(r.raw), &got); r.status != 200 || err != nil {
+		t.Fatalf("%d %v: %s", r.status, err, r.raw)
+	}
+	want := []query.ObservedInstallation{
+		{Installation: 7, Runs: 2, InProgressRuns: 1, Repositories: []string{"a/a", "b/b"}},
+		{Installation: 3, Runs: 1, Repositories: []string{"c/d"}},
+	}
+	if len(got.Installations) != len(want) {
+		t.Fatalf("installations %+v, want %+v", got.Installations, want)
+	}
+	for i := range want {
+		g := got.Installations[i]
+		if g.Installation != want[i].Installation || g.Runs != want[i].Runs || g.InProgressRuns != want[i].InProgressRuns || !slices.Equal(g.Repositories, want[i].Repositories) {
+			t.Errorf("installation %d: %+v, want %+v", i, g, want[i])
+		}
+	}
+	if got.SampledRuns != 3 || got.Truncated {
+		t.Errorf("sampled %d truncated %v, want 3 and false", got.SampledRuns, got.Truncated)
+	}
+	if len(db.scans) != 1 || aws.ToString(db.scans[0].TableName) != "unit-dev-workflow-runs" || aws.ToInt32(db.scans[0].Limit) != query.ObservedRunSample {
+		t.Fatalf("scans %+v, want one bounded Scan of the runs", db.scans)
+	}
+	for _, q := range db.queries {
+		if aws.ToInt32(q.Limit) != 1 {
+			t.Errorf("a span Query on %s asks for %d items, want 1", aws.ToString(q.IndexName), aws.ToInt32(q.Limit))
+		}
 	}
 }

@@ -107,11 +107,17 @@ func (b *browser) dom(t *testing.T, url string) *node {
 	return parseHTML(t, out)
 }
 
-// screenshot loads url and writes a PNG of the window to path.
+// screenshot loads url and writes a PNG of the window (1400x2200) to path.
 func (b *browser) screenshot(t *testing.T, url, path string) {
 	t.Helper()
+	b.screenshotSized(t, url, path, "1400,2200")
+}
+
+// screenshotSized is screenshot with the window's size ("width,height").
+func (b *browser) screenshotSized(t *testing.T, url, path, size string) {
+	t.Helper()
 	start := time.Now()
-	b.run(t, b.args(t, virtualTime, "--window-size=1400,2200", "--screenshot="+path, url)...)
+	b.run(t, b.args(t, virtualTime, "--window-size="+size, "--screenshot="+path, url)...)
 	st, err := os.Stat(path)
 	if err != nil || st.Size() < 10_000 {
 		t.Fatalf("screenshot %s: %v (size %v): expected a PNG of the page", path, err, st)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -28,7 +29,8 @@ const e2eToken = "e2e-dashboard-token-7f3a"
 // API answers for the same filters: executions and their pages, sf/ldf
 // daily metrics (table, totals and chart), running executions and pending
 // tasks, jobs with the stuck ones highlighted, a repository's statistics, a
-// run, and message counts per stage. It saves a screenshot.
+// run, and message counts per stage. It checks that the first load, with
+// nothing typed, shows rows in every section. It saves screenshots.
 func TestDashboardEndToEnd(t *testing.T) {
 	t.Parallel()       // its Chromium runs overlap the other browser test's waits
 	b := newBrowser(t) // skips (or fails under STREAMFOLD_REQUIRE_SERVICES=1) without Chromium
@@ -238,6 +240,20 @@ func TestDashboardEndToEnd(t *testing.T) {
 			t.Errorf("repository %s jobs %v, want %v", repo, got, repoKeys)
 		}
 		checkValue(t, doc, "jobs-count", len(items))
+	})
+
+	// The first load: nothing in the state but the token. Every section
+	// shows rows, on defaults the API's observed data gives.
+	t.Run("first load", func(t *testing.T) {
+		t.Parallel()
+		a := a.with(t)
+		doc := b.dom(t, srv.URL+"/#token="+e2eToken)
+		ready(t, doc)
+		checkFirstLoad(t, doc, a)
+		dir, keep := artifactDir(t)
+		shot := filepath.Join(dir, "dashboard-first-load.png")
+		b.screenshotSized(t, srv.URL+"/#token="+e2eToken, shot, "1400,3800") // every section of the data page
+		keep(shot)
 	})
 
 	t.Run("screenshot", func(t *testing.T) {
@@ -465,4 +481,84 @@ func (a *apiClient) messageStats() map[string]map[string]any {
 		a.t.Fatalf("GET /api/messages/stats: %d stages, want dev, stage and prod", len(out))
 	}
 	return out
+}
+
+// checkFirstLoad checks the page loaded without any state: every agent's
+// executions of the 7 days ending on the newest one's day, the metrics of
+// the 7 days ending on the newest metrics row, the jobs of the installation
+// the API's observed sample puts first (with its repositories offered), and
+// the messages of the window from the oldest to the newest message; each
+// with rows, each equal to what the API answers for those parameters.
+func checkFirstLoad(t *testing.T, doc *node, a *apiClient) {
+	t.Helper()
+	var obs query.Observed
+	a.get("vocabulary/data", nil, &obs)
+	if len(obs.Installations) == 0 || obs.Executions.Newest == "" || obs.Messages.Newest == "" || obs.Metrics.Newest == "" {
+		t.Fatalf("GET /api/vocabulary/data: %+v: the workload's data is missing", obs)
+	}
+	days := func(newest string) (string, string) {
+		to, err := time.Parse("2006-01-02", newest[:10])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return to.AddDate(0, 0, -6).Format("2006-01-02"), to.Format("2006-01-02")
+	}
+
+	from, to := days(obs.Executions.Newest)
+	want := a.list("executions", url.Values{"from": {from + "T00:00:00Z"}, "to": {to + "T23:59:59.999Z"}, "limit": {"25"}})
+	if len(want.Items) == 0 {
+		t.Errorf("the API has no execution from %s to %s", from, to)
+	}
+	agents := map[string]bool{}
+	for _, it := range want.Items {
+		agents[fmt.Sprint(it["agentName"])] = true
+	}
+	t.Logf("executions: %d rows of %d agents from %s to %s", len(want.Items), len(agents), from, to)
+	checkExecutions(t, doc, want, "1")
+
+	from, to = days(obs.Metrics.Newest)
+	if got := attrList(doc.byTestID("metrics-row"), "data-key"); len(got) != 7 || got[0] != from || got[6] != to {
+		t.Errorf("metrics rows %v, want the 7 days %s to %s", got, from, to)
+	}
+	bars := doc.all(func(n *node) bool { return strings.HasPrefix(n.attrs["data-testid"], "chart-bar-") })
+	if len(bars) == 0 {
+		t.Error("no chart bar: the metrics of the data's last 7 days are not shown")
+	}
+
+	inst := obs.Installations[0]
+	inst0 := strconv.FormatInt(inst.Installation, 10)
+	q := url.Values{"installation": {inst0}, "status": {"in_progress"}}
+	if inst.InProgressRuns == 0 {
+		q = url.Values{"installation": {inst0}, "repo": {inst.Repositories[0]}}
+	}
+	jobs := a.list("jobs", q)
+	if got, exp := attrList(doc.byTestID("job-row"), "data-key"), itemList(jobs.Items, "pk"); !slices.Equal(got, exp) || len(got) == 0 {
+		t.Errorf("job rows %v, want %v (installation %s, %v)", got, exp, inst0, q)
+	}
+	options := doc.all(func(n *node) bool {
+		return n.tag == "option" && n.parent != nil && n.parent.attrs["id"] == "repo-choices"
+	})
+	if len(options) != len(inst.Repositories) || len(options) == 0 {
+		t.Errorf("%d repositories offered, want installation %s's %d", len(options), inst0, len(inst.Repositories))
+	}
+
+	oldest, err1 := time.Parse(time.RFC3339Nano, obs.Messages.Oldest)
+	newest, err2 := time.Parse(time.RFC3339Nano, obs.Messages.Newest)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("message span %+v", obs.Messages)
+	}
+	hours := min(720, max(24, int(math.Ceil(newest.Sub(oldest).Hours()))))
+	var resp struct {
+		Stages []map[string]any `json:"stages"`
+	}
+	a.get("messages/stats", url.Values{"hours": {strconv.Itoa(hours)}, "to": {obs.Messages.Newest}}, &resp)
+	sum := 0.0
+	for _, st := range resp.Stages {
+		stage := fmt.Sprint(st["stage"])
+		checkValue(t, doc, "msg-"+stage+"-total", st["total"])
+		sum += number(t, st["total"])
+	}
+	if rows := doc.byTestID("messages-row"); len(rows) != len(resp.Stages) || sum == 0 {
+		t.Errorf("%d message rows, %v messages in the %d hours up to %s", len(rows), sum, hours, obs.Messages.Newest)
+	}
 }

@@ -139,10 +139,6 @@ func (f *fakeAPI) serveAPI(w http.ResponseWriter, r *http.Request) {
 				match = append(match, e)
 			}
 		}
-		if q.Get("agent") == "" && q.Get("status") == "" {
-			writeErr(w, fakeError{http.StatusBadRequest, "invalid_parameter", "agent or status is required", "agent"})
-			return
-		}
 		page(w, q, match)
 	case "/api/jobs":
 		if q.Get("stuckHours") != "" {

@@ -10,7 +10,9 @@ import (
 
 // TestPageStates loads the page in headless Chromium against the fake API:
 // the token form (no token, a refused token), the paging links, the stuck
-// highlight, the empty prompts and the API's error messages shown in place.
+// highlight, every agent's executions without a filter, the installation
+// prompt (without the API's observed data) and the API's error messages
+// shown in place.
 func TestPageStates(t *testing.T) {
 	t.Parallel() // its Chromium runs overlap the other browser test's waits
 	b := newBrowser(t)
@@ -49,9 +51,10 @@ func TestPageStates(t *testing.T) {
 		f.setFail("/api/messages/stats", fakeError{http.StatusBadRequest, "invalid_parameter", "must be at most 744 hours", "hours"})
 		doc := b.dom(t, srv.URL+"/#token=fake-token&s.hours=10000")
 		ready(t, doc)
-		if st := doc.one(t, "exec-state"); st.attrs["data-state"] != "empty" || !strings.Contains(st.textContent(), "Choose an agent or a status") {
-			t.Errorf("exec-state = %q %q, want the prompt", st.attrs["data-state"], st.textContent())
-		}
+		// Without agent or status: every agent's executions, newest first.
+		checkExecRows(t, doc, "1", []string{"run-0", "run-1", "run-2", "run-3", "run-4", "run-5", "run-6"})
+		// The fake API has no /api/vocabulary/data: no installation to
+		// default to, so the section asks for one.
 		if st := doc.one(t, "jobs-state"); st.attrs["data-state"] != "empty" || !strings.Contains(st.textContent(), "installation id") {
 			t.Errorf("jobs-state = %q %q, want the prompt", st.attrs["data-state"], st.textContent())
 		}

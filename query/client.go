@@ -140,6 +140,11 @@ type paged struct {
 	// the shards orders by: the index's range key, then the table's key.
 	shards int
 	order  []string
+	// lanes, when set, are the Queries a single-phase read merges instead
+	// of a sharded index's shards (shards is then len(lanes)): each reads
+	// one partition, e.g. one status of StatusDateIndex (recent.go), and
+	// is already restricted to its shard on a sharded index.
+	lanes []*dynamodb.QueryInput
 }
 
 // run fetches one page of q.

@@ -3,12 +3,14 @@ package query
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // fakeAPI records requests and answers queries from a script of pages.
 type fakeAPI struct {
+	mu      sync.Mutex // merged reads send their Queries in parallel
 	queries []*dynamodb.QueryInput
 	gets    []*dynamodb.GetItemInput
 	// pages are returned in turn by Query; past the end, an empty last page.
@@ -25,6 +27,8 @@ func (f *fakeAPI) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...fun
 }
 
 func (f *fakeAPI) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.queries = append(f.queries, in)
 	if f.err != nil {
 		return nil, f.err

@@ -60,7 +60,22 @@ func (c *Client) StuckJobs(ctx context.Context, installation int64, olderThan ti
 	if olderThan <= 0 {
 		return Page{}, invalid("stuckHours", "must be positive")
 	}
-	return c.JobsByStatus(ctx, installation, "in_progress", now.Add(-olderThan), p)
+	return c.jobsOlderThan(ctx, installation, "in_progress", olderThan, now, p)
+}
+
+// jobsOlderThan is JobsByStatus with createdBefore = now - olderThan, whose
+// cursor is the window's, not the instant's: the next page, asked for
+// later on a clock that moved (the API's, the CLI's), continues the list
+// below the previous page's last job (newest first: the moved bound only
+// admits jobs newer than that), where a cursor bound to the instant
+// would be refused.
+func (c *Client) jobsOlderThan(ctx context.Context, installation int64, status string, olderThan time.Duration, now time.Time, p PageRequest) (Page, error) {
+	q, err := c.jobsByStatus(installation, status, now.Add(-olderThan))
+	if err != nil {
+		return Page{}, err
+	}
+	q.fp.params[2] = "olderThan=" + olderThan.String()
+	return c.run(ctx, "jobs by status", q, p)
 }
 
 func (c *Client) jobsByStatus(installation int64, status string, before time.Time) (paged, error) {

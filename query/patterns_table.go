@@ -19,25 +19,30 @@ var (
 
 // patterns is the table of access patterns; see Patterns.
 var patterns = []Pattern{
+	// executions: agent, or status, or neither: the recent executions of
+	// every agent (each status's partition of StatusDateIndex, merged).
 	{Name: "executions", Route: "/api/executions", Paged: true, Params: []Param{
 		{Name: "agent", Flag: "agent", Doc: "agent name (AgentDateIndex)"},
-		{Name: "status", Flag: "status", Doc: orList(schema.Statuses(schema.AggregateAgentExecution)) + " (StatusDateIndex)"},
+		{Name: "status", Flag: "status", Doc: orList(schema.Statuses(schema.AggregateAgentExecution)) + " (StatusDateIndex); without agent or status: every agent's, newest first"},
 		{Name: "from", Flag: "from", Doc: "earliest startDate (RFC 3339)"},
 		{Name: "to", Flag: "to", Doc: "latest startDate (RFC 3339)"},
 	}, Run: func(ctx context.Context, c *Client, in Input) (any, error) {
 		agent, status := text(in, "agent"), text(in, "status")
-		if (agent == "") == (status == "") {
-			return nil, invalid("agent", "give exactly one of %s or %s", in.Spell("agent"), in.Spell("status"))
+		if agent != "" && status != "" {
+			return nil, invalid("agent", "give at most one of %s or %s", in.Spell("agent"), in.Spell("status"))
 		}
 		r, err := timeRange(in)
 		if err != nil {
 			return nil, err
 		}
 		return pagedRun(in, func(p PageRequest) (any, error) {
-			if agent != "" {
+			switch {
+			case agent != "":
 				return c.ExecutionsByAgent(ctx, agent, r, p)
+			case status != "":
+				return c.ExecutionsByStatus(ctx, status, r, p)
 			}
-			return c.ExecutionsByStatus(ctx, status, r, p)
+			return c.RecentExecutions(ctx, r, p)
 		})
 	}},
 	{Name: "execution", Route: "/api/executions/{arn}", Arg: "arn", Run: func(ctx context.Context, c *Client, in Input) (any, error) {
@@ -124,16 +129,15 @@ var patterns = []Pattern{
 		case status == "" && stuck == "":
 			return nil, invalid("status", "give %s (optionally with %s) or %s", in.Spell("status"), in.Spell("stuckHours"), in.Spell("repo"))
 		}
-		var before time.Time
 		if d, ok, err := hours(in, "stuckHours", 24*90); err != nil {
 			return nil, err
 		} else if ok {
-			before = in.Now().Add(-d)
 			if status == "" {
 				status = "in_progress"
 			}
+			return c.jobsOlderThan(ctx, inst, status, d, in.Now(), p)
 		}
-		return c.JobsByStatus(ctx, inst, status, before, p)
+		return c.JobsByStatus(ctx, inst, status, time.Time{}, p)
 	}},
 	{Name: "run", Route: "/api/runs/{installation}/{runId}/{attempt}", Params: []Param{
 		pInstallation,
@@ -167,7 +171,8 @@ var patterns = []Pattern{
 	}},
 	{Name: "message-stats", Route: "/api/messages/stats", Params: []Param{
 		{Name: "stage", Flag: "stage", Doc: orList(schema.Stages) + "; default each"},
-		{Name: "hours", Flag: "hours", Kind: KindFloat, Default: "24", Doc: "the window: the last N hours before --now"},
+		{Name: "hours", Flag: "hours", Kind: KindFloat, Default: "24", Doc: "the window: the last N hours before --to"},
+		{Name: "to", Flag: "to", Doc: "the window's end (RFC 3339), e.g. the newest message's created_date; default --now"},
 	}, Run: func(ctx context.Context, c *Client, in Input) (any, error) {
 		d, ok, err := hours(in, "hours", int(MaxStatsWindow.Hours()))
 		if err != nil {
@@ -176,7 +181,14 @@ var patterns = []Pattern{
 		if !ok {
 			d = 24 * time.Hour
 		}
-		to := in.Now().UTC()
+		to, err := ParseTime("to", text(in, "to"))
+		if err != nil {
+			return nil, err
+		}
+		if to.IsZero() {
+			to = in.Now()
+		}
+		to = to.UTC()
 		return c.MessageStats(ctx, text(in, "stage"), to.Add(-d), to)
 	}},
 }

@@ -69,7 +69,8 @@ func TestPatternRunErrors(t *testing.T) {
 		param   string
 		reason  string
 	}{
-		{"executions", nil, "agent", "give exactly one of <agent> or <status>"},
+		{"executions", map[string]string{"agent": "a", "status": "FAILED"}, "agent", "give at most one of <agent> or <status>"},
+		{"message-stats", map[string]string{"to": "tonight"}, "to", `must be RFC3339, e.g. 2026-01-05T00:00:00Z, got "tonight"`},
 		{"executions", map[string]string{"agent": "a", "from": "monday"}, "from", `must be RFC3339, e.g. 2026-01-05T00:00:00Z, got "monday"`},
 		{"metrics", nil, "date", "give <date>, <workflowType> or both"},
 		{"metrics", map[string]string{"date": "2030-01-15", "to": "2030-01-16"}, "from", "is only for a series (no <date>)"},

@@ -116,7 +116,7 @@ func (c *Client) runSharded(ctx context.Context, what string, q paged, limit int
 					return page, err
 				}
 				rounds++
-				if err := c.fetchShards(ctx, q.phases[phase], sh, need, int32(limit-len(page.Items))); err != nil {
+				if err := c.fetchShards(ctx, q.lane(phase), sh, need, int32(limit-len(page.Items))); err != nil {
 					return Page{}, fmt.Errorf("query: %s: %w", what, err)
 				}
 				continue
@@ -164,20 +164,30 @@ func (c *Client) runSharded(ctx context.Context, what string, q paged, limit int
 	}
 }
 
+// lane returns the Query of shard (or lane) i of a phase of q: the
+// phase's Query restricted to shard i, or q's lane i.
+func (q paged) lane(phase int) func(i int) *dynamodb.QueryInput {
+	if q.lanes != nil {
+		return func(i int) *dynamodb.QueryInput { return q.lanes[i] }
+	}
+	in := q.phases[phase]
+	return func(i int) *dynamodb.QueryInput { return shardInput(in, i) }
+}
+
 // fetchShards runs one Query per shard in need, in parallel, each asking
 // for limit items from the shard's start; it fills the shards' buffers and
 // starts (or marks them done).
-func (c *Client) fetchShards(ctx context.Context, in *dynamodb.QueryInput, sh []*shardState, need []int, limit int32) error {
+func (c *Client) fetchShards(ctx context.Context, lane func(i int) *dynamodb.QueryInput, sh []*shardState, need []int, limit int32) error {
 	errs := make([]error, len(need))
 	var wg sync.WaitGroup
 	for j, i := range need {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			qin := shardInput(in, i)
+			qin := *lane(i)
 			qin.Limit = aws.Int32(limit)
 			qin.ExclusiveStartKey = sh[i].start
-			out, err := c.doQuery(ctx, qin)
+			out, err := c.doQuery(ctx, &qin)
 			if err != nil {
 				errs[j] = fmt.Errorf("shard %d: %w", i, err)
 				return

@@ -173,6 +173,10 @@ func TestShardedQueriesMatchUnsharded(t *testing.T) {
 				return c.ExecutionsByStatus(context.Background(), s, TimeRange{}, p)
 			}})
 	}
+	cases = append(cases, shardCase{name: "recent executions", order: []string{"startDate"},
+		fetch: func(c *Client, p PageRequest) (Page, error) {
+			return c.RecentExecutions(context.Background(), TimeRange{}, p)
+		}})
 	for _, wt := range append([]string{""}, WorkflowTypes...) {
 		cases = append(cases,
 			shardCase{name: "running executions " + wt, order: []string{"createdAt"},
@@ -252,6 +256,19 @@ func TestShardedQueriesMatchUnsharded(t *testing.T) {
 		t.Errorf("only %d of %d patterns have items: the data set does not exercise them", nonEmpty, len(cases))
 	}
 	t.Logf("%d patterns (%d non-empty), page sizes 1, 7, 100; %d adjacent equal sort keys", len(cases), nonEmpty, ties)
+
+	// Observed reads the ends of every shard.
+	obs1, err := plain.Observed(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs2, err := sharded.Observed(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if canonJSON(obs1) != canonJSON(obs2) || obs1.Executions.Newest == "" || obs1.Messages.Newest == "" {
+		t.Errorf("observed unsharded %s\n  sharded %s", canonJSON(obs1), canonJSON(obs2))
+	}
 
 	// MessageStats reads every shard and adds them up.
 	from, to := start, start.Add(48*time.Hour)

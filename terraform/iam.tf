@@ -281,6 +281,15 @@ data "aws_iam_policy_document" "api" {
     resources = local.projection_index_arns
   }
 
+  # GET /api/vocabulary/data (query.Client.Observed): one Scan of the run
+  # summaries, bounded to 1,000 items, for the installations and
+  # repositories the dashboard offers (docs/api.md).
+  statement {
+    sid       = "SampleRuns"
+    actions   = ["dynamodb:Scan"]
+    resources = [aws_dynamodb_table.workflow_runs.arn]
+  }
+
   # One aggregate's events (Query by subject: the job timeline and its
   # duplicate deliveries); the API reads no single event.
   statement {

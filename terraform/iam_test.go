@@ -354,6 +354,7 @@ func expectedGrantsHealing(heal bool) map[string][]grant {
 	add("api", projTables, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
 	add("api", projIndexes, "dynamodb:Query")
 	add("api", []string{events}, "dynamodb:Query")
+	add("api", []string{tableARN(schema.TableWorkflowRuns)}, "dynamodb:Scan") // query.Client.Observed's bounded sample
 	add("api", []string{tableARN(schema.TableCheckpoints), tableARN(schema.TableDeadLetters)}, "dynamodb:Query")
 	add("api", []string{"arn:fake:aws_secretsmanager_secret.api_token", "arn:fake:aws_secretsmanager_secret.cursor_key"}, "secretsmanager:GetSecretValue")
 	// Reconcile (package reconcile, cmd/reconcile): a Scan of the event

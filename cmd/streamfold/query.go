@@ -28,6 +28,7 @@ page at a time; the footer says how to ask for the next page.
 
 Patterns:
   executions     --agent A | --status S [--from T] [--to T]   agent executions (seed 000/002)
+                 [--from T] [--to T]                          every agent's, newest first
   execution      ARN                                          one execution
   workflow       ID                                           an sf/ldf execution with its albums (seed 001)
   running        [--workflow-type sf|ldf]                     running sf/ldf executions
@@ -43,7 +44,7 @@ Patterns:
   duplicates     --installation I --job J                     webhooks a job received more than once
   message        ID                                           one rez_agent message (seed 004)
   messages       --stage S | --status S | --type T [--from T] [--to T]
-  message-stats  [--stage S] [--hours 24]                     counts by status and success rate
+  message-stats  [--stage S] [--hours 24] [--to T]            counts by status and success rate
 
 In messages and message-stats, --stage is the messages' stage; the stage of
 the tables (the global --stage, env STREAMFOLD_STAGE) is --table-stage there.

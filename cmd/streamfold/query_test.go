@@ -148,7 +148,7 @@ func TestQueryExitCodes(t *testing.T) {
 		{"unknown pattern", nil, []string{"query", "everything"}, exitUsage, `unknown subcommand "everything"`},
 		{"missing argument", offline, []string{"query", "execution"}, exitUsage, "want exactly one ARN"},
 		{"extra argument", offline, []string{"query", "running", "x"}, exitUsage, `unexpected argument "x"`},
-		{"agent and status", offline, []string{"query", "executions", "--agent", "a", "--status", "FAILED"}, exitUsage, "--agent: give exactly one of --agent or --status"},
+		{"agent and status", offline, []string{"query", "executions", "--agent", "a", "--status", "FAILED"}, exitUsage, "--agent: give at most one of --agent or --status"},
 		{"bad time", offline, []string{"query", "messages", "--stage", "dev", "--from", "monday"}, exitUsage, "--from: must be RFC3339"},
 		{"bad now", offline, []string{"query", "message-stats", "--now", "later"}, exitUsage, "--now: must be RFC3339"},
 		{"limit too big", offline, []string{"query", "messages", "--stage", "dev", "--limit", "1000"}, exitUsage, "--limit: must be between 1 and 200"},

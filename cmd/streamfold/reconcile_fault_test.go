@@ -7,8 +7,10 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"maps"
 	"math/big"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -210,9 +212,25 @@ func runCLIBackground(env map[string]string, args ...string) (stop func() (code 
 // from hanging; nothing is asserted of the time taken.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Minute); !cond(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
+	waitProgress(t, what, cond, func() string { return "" })
+}
+
+// waitProgress waits until cond holds, giving up only when progress (a
+// rendering of how far the awaited work has got) has not changed for 10
+// minutes: a loaded machine makes the work slower, never the test fail,
+// while a stalled consumer still fails it.
+func waitProgress(t *testing.T, what string, cond func() bool, progress func() string) {
+	t.Helper()
+	const stall = 10 * time.Minute
+	last, since := progress(), time.Now()
+	for !cond() {
+		time.Sleep(100 * time.Millisecond)
+		if p := progress(); p != last {
+			last, since = p, time.Now()
+			continue
+		}
+		if time.Since(since) > stall {
+			t.Fatalf("gave up waiting for %s: no progress for %s (at %q)", what, stall, last)
 		}
 	}
 }
@@ -678,8 +696,10 @@ func TestReconcileNoFalsePositivesWhileRunning(t *testing.T) {
 		}
 	}()
 
-	waitFor(t, "the consumers to pass the window's last record", func() bool {
+	waitProgress(t, "the consumers to pass the window's last record", func() bool {
 		return passed(t, c, n, "projector", lastSeq) && passed(t, c, n, "archiver", lastSeq)
+	}, func() string {
+		return checkpointsOf(t, c, n, "projector", lastSeq) + " " + checkpointsOf(t, c, n, "archiver", lastSeq)
 	})
 	t.Logf("consumers past the window after %.1fs", time.Since(began).Seconds())
 	close(reconciling)
@@ -734,6 +754,22 @@ func lastWindowSeqs(t *testing.T, c *awsclient.Clients, stream string) map[strin
 
 // passed reports whether consumer's checkpoint of every shard in last is
 // at or past its sequence number.
+// checkpointsOf renders consumer's checkpoints on the shards of last: how
+// far it has got.
+func checkpointsOf(t *testing.T, c *awsclient.Clients, n schema.Naming, consumer string, last map[string]string) string {
+	t.Helper()
+	cps := streamrun.NewDynamoCheckpoints(c.DynamoDB, n.Table(schema.TableCheckpoints))
+	var b strings.Builder
+	for _, shard := range slices.Sorted(maps.Keys(last)) {
+		cp, _, err := cps.Get(context.Background(), consumer, shard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s=%s/%t;", shard, cp.SequenceNumber, cp.Done)
+	}
+	return b.String()
+}
+
 func passed(t *testing.T, c *awsclient.Clients, n schema.Naming, consumer string, last map[string]string) bool {
 	t.Helper()
 	cps := streamrun.NewDynamoCheckpoints(c.DynamoDB, n.Table(schema.TableCheckpoints))

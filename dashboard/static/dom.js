@@ -120,6 +120,21 @@ export function today(days = 0) {
   return d.toISOString().slice(0, 10);
 }
 
+// shiftDate returns the YYYY-MM-DD date days after date (before, when
+// negative).
+export function shiftDate(date, days) {
+  return new Date(Date.parse(date + "T00:00:00Z") + days * 86400000).toISOString().slice(0, 10);
+}
+
+// lastDays is the default range of a section: the 7 days ending on the
+// newest day of the data (a YYYY-MM-DD date or a time, from the API's
+// observed spans), else the last 7 days on the API's clock.
+export function lastDays(newest) {
+  const day = typeof newest === "string" ? newest.slice(0, 10) : "";
+  const to = isDate(day) ? day : today();
+  return { from: shiftDate(to, -6), to };
+}
+
 // dateRange lists the UTC dates from..to inclusive (at most max of them,
 // the latest ones).
 export function dateRange(from, to, max = 62) {

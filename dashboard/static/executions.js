@@ -1,24 +1,28 @@
 // Agent execution history (seed 002's History page): filter by agent or
 // status and a date range, one page of executions, Next/Previous by cursor.
+// Without an agent or a status it lists every agent's executions, newest
+// first, over the 7 days ending on the newest execution's day: the first
+// load shows data without anything typed.
 
 import * as api from "./api.js";
-import { errText, fmtDuration, fmtInt, fmtTime, h, num, setState, today } from "./dom.js";
+import { errText, fmtDuration, fmtInt, fmtTime, h, lastDays, num, setState } from "./dom.js";
 import { hidePager, setPager } from "./pager.js";
 import { go, val } from "./state.js";
-import { fillStatuses } from "./vocab.js";
+import { fillStatuses, observed } from "./vocab.js";
 
 const PREFIX = "e.";
 const PAGER = { prev: "exec-prev", next: "exec-next", page: "exec-page" };
 const knownAgents = new Set();
 
-// filters returns the section's filters from the state, with defaults: the
-// last 7 days (UTC), 25 per page.
-export function filters(p) {
+// filters returns the section's filters from the state, with defaults:
+// days (lastDays: by default the last 7 days on the API's clock), 25 per
+// page.
+export function filters(p, days = lastDays("")) {
   return {
     agent: val(p, PREFIX + "agent"),
     status: val(p, PREFIX + "status"),
-    from: val(p, PREFIX + "from", today(-6)),
-    to: val(p, PREFIX + "to", today()),
+    from: val(p, PREFIX + "from", days.from),
+    to: val(p, PREFIX + "to", days.to),
     limit: val(p, PREFIX + "limit", "25"),
     cursor: val(p, PREFIX + "cursor"),
   };
@@ -55,7 +59,8 @@ export function init() {
 }
 
 export async function load(p) {
-  const f = filters(p);
+  const data = await observed();
+  const f = filters(p, lastDays(data && data.executions ? data.executions.newest : ""));
   const form = document.getElementById("exec-form");
   await fillStatuses(form.status, "agent-execution", "");
   form.agent.value = f.agent;
@@ -68,14 +73,6 @@ export async function load(p) {
   const count = document.getElementById("exec-count");
   hidePager(PAGER);
   document.getElementById("exec-page").textContent = "1";
-  if (!f.agent && !f.status) {
-    // The index answers by agent or by status (seed 002), never "all".
-    body.replaceChildren();
-    count.textContent = "0";
-    count.dataset.value = "0";
-    setState(state, "empty", "Choose an agent or a status to list executions.");
-    return;
-  }
   setState(state, "loading", "Loading executions…");
   let page;
   try {
@@ -93,7 +90,7 @@ export async function load(p) {
   for (const it of items) if (it.agentName) knownAgents.add(it.agentName);
   document.getElementById("agent-names").replaceChildren(...[...knownAgents].sort().map((a) => h("option", { value: a })));
   setPager(p, PREFIX, PAGER, page.next || "");
-  if (items.length === 0) setState(state, "empty", "No executions match these filters.");
+  if (items.length === 0) setState(state, "empty", f.agent || f.status ? "No executions match these filters." : "No executions of any agent in these days.");
   else setState(state, "ready", "");
 }
 

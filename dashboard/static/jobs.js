@@ -1,25 +1,36 @@
 // RunsOn jobs and runs (seed 003): an installation's jobs by status, or a
 // repository's since a date with its success rate and average duration;
 // in_progress jobs older than N hours (the API's stuck query) highlighted;
-// one run's jobs and whether the run is complete.
+// one run's jobs and whether the run is complete. The installations and
+// repositories the data holds (the API's observed sample of runs) are
+// offered as choices, and without an installation in the state the first
+// one is shown: the one with the most runs in progress, by its in_progress
+// jobs, or, with none in progress, its first repository's jobs.
 
 import * as api from "./api.js";
 import { errText, fmtDuration, fmtInt, fmtPct, fmtTime, h, now, num, setState } from "./dom.js";
 import { hidePager, setPager } from "./pager.js";
 import { go, href, val } from "./state.js";
-import { fillStatuses } from "./vocab.js";
+import { fillStatuses, observed } from "./vocab.js";
 
 const PREFIX = "j.";
 const PAGER = { prev: "jobs-prev", next: "jobs-next", page: "jobs-page" };
 // DEFAULT_STATUS is the status listed first, and the one stuck jobs have.
 const DEFAULT_STATUS = "in_progress";
 
-export function filters(p) {
+// filters returns the section's filters from the state, with defaults:
+// the first of installations (the API's observed ones) when the state
+// names none, and its first repository when it has no run in progress and
+// the state names neither a status nor a repository.
+export function filters(p, installations = []) {
+  const first = installations[0];
+  const named = p.has(PREFIX + "inst");
+  const byRepo = !named && first && !first.inProgressRuns && !p.has(PREFIX + "status") && !p.has(PREFIX + "repo");
   return {
-    inst: val(p, PREFIX + "inst"),
+    inst: val(p, PREFIX + "inst", first ? String(first.installation) : ""),
     status: val(p, PREFIX + "status", DEFAULT_STATUS),
     stuck: val(p, PREFIX + "stuck", "6"),
-    repo: val(p, PREFIX + "repo"),
+    repo: val(p, PREFIX + "repo", byRepo ? (first.repositories || [])[0] || "" : ""),
     since: val(p, PREFIX + "since"),
     cursor: val(p, PREFIX + "cursor"),
     run: val(p, PREFIX + "run"),
@@ -52,9 +63,12 @@ export function listParams(f) {
 }
 
 export async function load(p) {
-  const f = filters(p);
+  const data = await observed();
+  const installations = (data && data.installations) || [];
+  const f = filters(p, installations);
   const form = document.getElementById("jobs-form");
   await fillStatuses(form.status, "job", DEFAULT_STATUS);
+  offerChoices(installations, f.inst);
   form.inst.value = f.inst;
   form.status.value = f.status;
   form.stuck.value = f.stuck;
@@ -106,6 +120,16 @@ export async function load(p) {
   else if (items.length === 0) setState(state, "empty", f.repo ? "No jobs of this repository in this period." : `No ${f.status} jobs.`);
   else setState(state, "ready", "");
   await runLoad;
+}
+
+// offerChoices lists the observed installations (with their runs) and the
+// repositories of the installation shown in the form's datalists.
+function offerChoices(installations, inst) {
+  document.getElementById("inst-choices").replaceChildren(
+    ...installations.map((i) => h("option", { value: String(i.installation) }, `${i.runs} runs, ${i.inProgressRuns} in progress`)),
+  );
+  const cur = installations.find((i) => String(i.installation) === inst);
+  document.getElementById("repo-choices").replaceChildren(...((cur && cur.repositories) || []).map((r) => h("option", { value: r })));
 }
 
 // jobKey identifies a job: installation and job id.

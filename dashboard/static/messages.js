@@ -1,6 +1,9 @@
 // Messages by stage (seed 004): counts by status and the success rate over
-// the last N hours, for every stage in one stats request. The stages and the
-// statuses (the columns, in lifecycle order) come from the API's vocabulary.
+// the N hours up to a time (now by default), for every stage in one stats
+// request. The stages and the statuses (the columns, in lifecycle order)
+// come from the API's vocabulary. Without a window in the state, the window
+// covers the messages the data holds (the API's observed span): it ends at
+// the newest message and spans back to the oldest, 24 to 720 hours.
 
 import * as api from "./api.js";
 import { errText, fmtInt, fmtPct, h, num, setState } from "./dom.js";
@@ -9,15 +12,36 @@ import * as vocab from "./vocab.js";
 
 const PREFIX = "s.";
 
-export function filters(p) {
-  return { hours: val(p, PREFIX + "hours", "24") };
+// MIN_HOURS and MAX_HOURS bound the default window (the form's bounds).
+const MIN_HOURS = 24;
+const MAX_HOURS = 720;
+
+// dataWindow is the default window over a span of created_date times
+// ({oldest, newest}, the API's observed messages): it ends at the newest
+// and covers the oldest, in whole hours from 24 to 720; the last 24 hours
+// before now without a span.
+export function dataWindow(span) {
+  const newest = span ? Date.parse(span.newest) : NaN;
+  const oldest = span ? Date.parse(span.oldest) : NaN;
+  if (Number.isNaN(newest) || Number.isNaN(oldest)) return { hours: String(MIN_HOURS), to: "" };
+  const hours = Math.min(MAX_HOURS, Math.max(MIN_HOURS, Math.ceil((newest - oldest) / 3600000)));
+  return { hours: String(hours), to: span.newest };
+}
+
+// filters returns the section's filters from the state: hours and to (""
+// is now). With neither in the state, the window is def (dataWindow); with
+// hours alone, it ends now.
+export function filters(p, def = dataWindow(null)) {
+  if (!p.has(PREFIX + "hours") && !p.has(PREFIX + "to")) return { ...def };
+  return { hours: val(p, PREFIX + "hours", def.hours), to: val(p, PREFIX + "to") };
 }
 
 export function init() {
   const form = document.getElementById("messages-form");
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
-    go({ "s.hours": new FormData(form).get("hours") }, PREFIX);
+    const d = new FormData(form);
+    go({ "s.hours": d.get("hours"), "s.to": d.get("to").trim() }, PREFIX);
   });
 }
 
@@ -42,9 +66,11 @@ export function counts(st, statuses) {
 }
 
 export async function load(p) {
-  const f = filters(p);
+  const data = await vocab.observed();
+  const f = filters(p, dataWindow(data && data.messages));
   const form = document.getElementById("messages-form");
   form.hours.value = f.hours;
+  form.to.value = f.to;
   const state = document.getElementById("messages-state");
   const body = document.querySelector("#messages-table tbody");
   setState(state, "loading", "Loading message counts…");
@@ -52,7 +78,7 @@ export async function load(p) {
   try {
     [stages, statuses] = await Promise.all([vocab.stages(), vocab.statuses("message")]);
     header(statuses);
-    stats = byStage(await api.get("messages/stats", { hours: f.hours }), stages);
+    stats = byStage(await api.get("messages/stats", { hours: f.hours, to: f.to }), stages);
   } catch (e) {
     body.replaceChildren();
     setState(state, "error", errText(e));
@@ -72,7 +98,7 @@ export async function load(p) {
   });
   body.replaceChildren(...rows);
   const total = stats.reduce((a, st) => a + counts(st, statuses).total, 0);
-  if (total === 0) setState(state, "empty", `No messages in the last ${f.hours} hours.`);
+  if (total === 0) setState(state, "empty", `No messages in the ${f.hours} hours up to ${f.to || "now"}.`);
   else setState(state, "ready", "");
 }
 

@@ -5,8 +5,9 @@
 
 import * as api from "./api.js";
 import { barChart } from "./chart.js";
-import { dateRange, errText, fmtDuration, fmtInt, fmtMoney, fmtPct, h, num, setState, today } from "./dom.js";
+import { dateRange, errText, fmtDuration, fmtInt, fmtMoney, fmtPct, h, lastDays, num, setState } from "./dom.js";
 import { go, val } from "./state.js";
+import { observed } from "./vocab.js";
 
 const PREFIX = "m.";
 export const TYPES = [
@@ -36,10 +37,12 @@ export function successRate(m) {
   return ok + bad > 0 ? ok / (ok + bad) : null;
 }
 
-export function filters(p) {
+// filters returns the section's filters from the state, with defaults:
+// days (lastDays: by default the last 7 days on the API's clock).
+export function filters(p, days = lastDays("")) {
   return {
-    from: val(p, PREFIX + "from", today(-6)),
-    to: val(p, PREFIX + "to", today()),
+    from: val(p, PREFIX + "from", days.from),
+    to: val(p, PREFIX + "to", days.to),
     metric: val(p, PREFIX + "metric", "executionCount"),
   };
 }
@@ -67,7 +70,8 @@ async function series(workflowType, from, to) {
 }
 
 export async function load(p) {
-  const f = filters(p);
+  const data = await observed();
+  const f = filters(p, lastDays(data && data.metrics ? data.metrics.newest : ""));
   const form = document.getElementById("metrics-form");
   form.from.value = f.from;
   form.to.value = f.to;

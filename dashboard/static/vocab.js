@@ -1,6 +1,8 @@
 // The API's vocabularies (GET /api/vocabulary, derived from the schema
 // registry): each aggregate's statuses in lifecycle order, the message
-// stages. The page hard-codes none of them.
+// stages. The page hard-codes none of them. And what the data holds (GET
+// /api/vocabulary/data), which places the sections' defaults on the data:
+// an installation and its repositories, the days and hours that hold data.
 
 import * as api from "./api.js";
 import { h } from "./dom.js";
@@ -17,6 +19,19 @@ export function vocabulary() {
     });
   }
   return cached;
+}
+
+let observedCached = null;
+
+// observed fetches what the data holds (GET /api/vocabulary/data: the
+// installations and repositories of a sample of runs, and the spans of the
+// executions, messages and metrics rows) once. It answers null when the
+// API cannot tell (an error, e.g. an API without the endpoint or without
+// the right to Scan): the sections then fall back to the API's clock and
+// ask for an installation.
+export function observed() {
+  if (!observedCached) observedCached = api.get("vocabulary/data").catch(() => null);
+  return observedCached;
 }
 
 // statuses returns an aggregate kind's statuses in lifecycle order.
