@@ -287,7 +287,7 @@ data "aws_iam_policy_document" "api" {
   statement {
     sid       = "SampleRuns"
     actions   = ["dynamodb:Scan"]
-    resources = [aws_dynamodb_table.workflow_runs.arn]
+    resources = [aws_dynamodb_table.table["workflow-runs"].arn]
   }
 
   # One aggregate's events (Query by subject: the job timeline and its
