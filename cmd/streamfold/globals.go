@@ -172,11 +172,13 @@ func (g *globals) openArchive(c *awsclient.Clients, n schema.Naming, uri string)
 		return nil, err
 	}
 	ns := cmp.Or(g.namespace, archiveNamespace(bucket, n))
-	var api archiver.S3API = c.S3
+	var api archiver.S3API
 	if g.archiveDir != "" {
 		if api, err = s3fs.New(g.archiveDir); err != nil {
 			return nil, err
 		}
+	} else {
+		api = c.S3
 	}
 	return archiver.New(api, archiver.Config{Bucket: bucket, Prefix: prefix, Catalog: cat, Namespace: ns})
 }
