@@ -50,8 +50,8 @@ DDB_PORT2=$((DDB_PORT + 100))
 S3_PORT2=$((S3_PORT + 100))
 STATE_DIR="$TOOLS_DIR/test-run"
 rm -rf "$STATE_DIR/minio-data" "$STATE_DIR-2/minio-data"
-dev1() { bin/streamfold dev "$@" --tools-dir "$TOOLS_DIR" --state-dir "$STATE_DIR" --dynamodb-port "$DDB_PORT" --s3-port "$S3_PORT" --prefix sftest; }
-dev2() { bin/streamfold dev "$@" --tools-dir "$TOOLS_DIR" --state-dir "$STATE_DIR-2" --dynamodb-port "$DDB_PORT2" --s3-port "$S3_PORT2" --prefix sftest; }
+dev1() { bin/streamfold dev "$@" --archive minio --tools-dir "$TOOLS_DIR" --state-dir "$STATE_DIR" --dynamodb-port "$DDB_PORT" --s3-port "$S3_PORT" --prefix sftest; }
+dev2() { bin/streamfold dev "$@" --archive minio --tools-dir "$TOOLS_DIR" --state-dir "$STATE_DIR-2" --dynamodb-port "$DDB_PORT2" --s3-port "$S3_PORT2" --prefix sftest; }
 trap 'echo "== stopping services"; dev1 down || true; dev2 down || true; rm -f "$step_log"' EXIT
 dev1 up
 dev2 up
