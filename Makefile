@@ -55,7 +55,7 @@ test: ## Every test: tools, gofmt/vet, private services on test ports, go test .
 	@bash .ci/test.sh
 
 .PHONY: up
-up: build ## Start the local stack (DynamoDB Local + MinIO) and create tables and bucket
+up: build ## Start the local stack (DynamoDB Local + MinIO, or the local warehouse if the last `dev up`/`make demo` chose it) and create tables and bucket
 	bin/streamfold dev up --tools-dir $(TOOLS_DIR)
 
 .PHONY: down

@@ -45,7 +45,12 @@ progress "building bin/streamfold" "~4 min on a clean 2-core machine, seconds on
 echo "== services (archive: $DEMO_ARCHIVE)"
 # dev up prints the endpoints and an export line (the DynamoDB endpoint, the archive's
 # S3 endpoint or local warehouse, and its catalog): every later command reads those.
-up_out="$(bin/streamfold dev up --tools-dir "$TOOLS_DIR" --archive "$DEMO_ARCHIVE")"
+up_log="$(mktemp)"
+trap 'rm -f "$cli_log" "$up_log"' EXIT
+progress "dev up: starting the services, creating the tables" "~15 s, DynamoDB Local's JVM starting" -- \
+  progress_to "$up_log" bin/streamfold dev up --tools-dir "$TOOLS_DIR" --archive "$DEMO_ARCHIVE" \
+  || { cat "$up_log" >&2; exit 1; }
+up_out="$(cat "$up_log")"
 echo "$up_out"
 export_line="$(grep '^export ' <<<"$up_out")"
 unset STREAMFOLD_S3_ENDPOINT STREAMFOLD_ARCHIVE_DIR STREAMFOLD_CATALOG # from the caller's shell: dev up's line decides
