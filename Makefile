@@ -11,6 +11,10 @@ export TOOLS_DIR
 # Which tools `make tools` installs: some of dynamodb minio terraform aws-provider chromium (default all).
 TOOLS ?=
 export TOOLS
+# `make demo`'s archive: fs (an Iceberg warehouse on the local filesystem, no MinIO: the fast
+# first run) or minio (S3 on MinIO, built from source on a first run, as `make test` uses).
+DEMO_ARCHIVE ?= fs
+export DEMO_ARCHIVE
 # `make deploy`: the action and stage, and extra flags (e.g. DEPLOY_FLAGS="--backend-bucket b").
 ACTION ?= plan
 STAGE ?= dev
@@ -43,7 +47,7 @@ deploy: build ## streamfold deploy ACTION (default plan) --stage STAGE (dev) DEP
 	bin/streamfold deploy $(ACTION) --stage $(STAGE) $(DEPLOY_FLAGS)
 
 .PHONY: demo
-demo: ## The main job: DynamoDB Local + MinIO (no Terraform), services up, a workload simulated, projected, archived, summarized
+demo: ## The main job: DynamoDB Local (no MinIO, no Terraform), a workload simulated, projected, archived to a local Iceberg warehouse, verified; DEMO_ARCHIVE=minio archives to MinIO
 	@bash .ci/demo.sh
 
 .PHONY: test
@@ -51,7 +55,7 @@ test: ## Every test: tools, gofmt/vet, private services on test ports, go test .
 	@bash .ci/test.sh
 
 .PHONY: up
-up: build ## Start the local stack (DynamoDB Local + MinIO) and create tables and bucket
+up: build ## Start the local stack (DynamoDB Local + MinIO, or the local warehouse if the last `dev up`/`make demo` chose it) and create tables and bucket
 	bin/streamfold dev up --tools-dir $(TOOLS_DIR)
 
 .PHONY: down

@@ -1,31 +1,60 @@
 #!/usr/bin/env bash
-# The main job, end to end on this machine (`make demo`): DynamoDB Local and MinIO installed
-# (or reused from $TOOLS_DIR; Terraform is not built), services up,
-# a realistic workload simulated and appended to the event table, the stream consumed,
-# projected and archived as Apache Iceberg tables on S3 (MinIO, SQLite catalog), the archive compacted and verified
-# against the projections, and a summary of what was written, projected and archived.
-# The stack stays up afterwards; `make down` stops it.
+# The main job, end to end on this machine (`make demo`): DynamoDB Local installed (or
+# reused from $TOOLS_DIR; neither MinIO nor Terraform is built), services up, a realistic
+# workload simulated and appended to the event table, the stream consumed, projected and
+# archived as Apache Iceberg tables in a warehouse on the local filesystem (SQLite catalog),
+# the archive compacted and verified against the projections, and a summary of what was
+# written, projected and archived.
+#
+# DEMO_ARCHIVE=minio (make demo DEMO_ARCHIVE=minio) archives to S3 on MinIO instead, as
+# `make test` does; MinIO is then built first if it is not in $TOOLS_DIR (~7 min).
+# The stack's ports and state dir follow dev up's environment (STREAMFOLD_DYNAMODB_PORT,
+# STREAMFOLD_S3_PORT, STREAMFOLD_STATE_DIR). The stack stays up afterwards; `make down` stops it.
+#
+# Every step that can take more than ~20 s says so first and prints its progress
+# (.ci/progress.sh); README.md lists what each step takes.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+# shellcheck source=progress.sh
+source .ci/progress.sh
 export TOOLS_DIR="${TOOLS_DIR:-$ROOT/.tools}"
 EVENTS="${EVENTS:-20000}"
 DAYS="${DAYS:-3}"
 SEED="${SEED:-7}"
+DEMO_ARCHIVE="${DEMO_ARCHIVE:-fs}"
+case "$DEMO_ARCHIVE" in
+  fs) demo_tools=(dynamodb) ;;
+  minio) demo_tools=(dynamodb minio) ;;
+  *) echo "demo: DEMO_ARCHIVE=$DEMO_ARCHIVE: want fs (a local filesystem warehouse, the default) or minio" >&2; exit 2 ;;
+esac
 
 demo_start=$SECONDS
-# Only what the demo runs: DynamoDB Local and MinIO. No Terraform (deploy and the terraform
-# tests need it) and no browser. tools.sh says first what a first run will build, and how long.
-bash .ci/tools.sh dynamodb minio
+# Only what the demo runs: DynamoDB Local (and MinIO with DEMO_ARCHIVE=minio). No Terraform
+# (deploy and the terraform tests need it) and no browser. tools.sh says first what a first
+# run will build, and how long.
+bash .ci/tools.sh "${demo_tools[@]}"
 mkdir -p bin
-CGO_ENABLED=0 go build -o bin/streamfold ./cmd/streamfold
+cli_log="$(mktemp)"
+trap 'rm -f "$cli_log"' EXIT
+cli_detail() { progress_go_log "$cli_log"; }
+progress "building bin/streamfold" "~4 min on a clean 2-core machine, seconds once Go's build cache has it" cli_detail -- \
+  progress_to "$cli_log" env CGO_ENABLED=0 go build -v -o bin/streamfold ./cmd/streamfold \
+  || { cat "$cli_log" >&2; exit 1; }
 
-echo "== services"
-bin/streamfold dev up --tools-dir "$TOOLS_DIR"
-export STREAMFOLD_DYNAMODB_ENDPOINT="http://127.0.0.1:${STREAMFOLD_DYNAMODB_PORT:-8766}"
-export STREAMFOLD_S3_ENDPOINT="http://127.0.0.1:${STREAMFOLD_S3_PORT:-9766}"
-# The archive's Iceberg catalog: an SQLite file beside MinIO's data (what dev up prints).
-export STREAMFOLD_CATALOG="sqlite:$TOOLS_DIR/run/catalog.db"
+echo "== services (archive: $DEMO_ARCHIVE)"
+# dev up prints the endpoints and an export line (the DynamoDB endpoint, the archive's
+# S3 endpoint or local warehouse, and its catalog): every later command reads those.
+up_log="$(mktemp)"
+trap 'rm -f "$cli_log" "$up_log"' EXIT
+progress "dev up: starting the services, creating the tables" "~15 s, DynamoDB Local's JVM starting" -- \
+  progress_to "$up_log" bin/streamfold dev up --tools-dir "$TOOLS_DIR" --archive "$DEMO_ARCHIVE" \
+  || { cat "$up_log" >&2; exit 1; }
+up_out="$(cat "$up_log")"
+echo "$up_out"
+export_line="$(grep '^export ' <<<"$up_out")"
+unset STREAMFOLD_S3_ENDPOINT STREAMFOLD_ARCHIVE_DIR STREAMFOLD_CATALOG # from the caller's shell: dev up's line decides
+eval "$export_line"
 
 echo "== simulate: $EVENTS events over $DAYS days (seed $SEED), appended to the event table"
 bin/streamfold simulate --seed "$SEED" --events "$EVENTS" --days "$DAYS"
@@ -63,7 +92,7 @@ bin/streamfold query compare --date "$(date -u -d yesterday +%F)"
 
 echo
 echo "demo: done in $((SECONDS - demo_start))s. The stack is still running. Try:"
-echo "  export STREAMFOLD_DYNAMODB_ENDPOINT=$STREAMFOLD_DYNAMODB_ENDPOINT STREAMFOLD_S3_ENDPOINT=$STREAMFOLD_S3_ENDPOINT STREAMFOLD_CATALOG=$STREAMFOLD_CATALOG"
+echo "  $export_line"
 echo "  bin/streamfold query messages --stage dev --limit 5"
 echo "  bin/streamfold serve            # the HTTP API and the dashboard (prints the URL with its token)"
 echo "Stop it with: make down"

@@ -20,9 +20,15 @@
 # keeps the SQLite catalog (ARCHIVE_CATALOG=sqlite:PATH): the Lambda test tier sets
 # it, having no Glue locally. Such zips are for tests only; the script refuses to
 # write them into dist/, the directory Terraform deploys from.
+#
+# Each function's build says it starts and prints a line every 20 s while it runs
+# (.ci/progress.sh): the first build of each takes a minute or two on 2 cores with an
+# empty Go build cache (all five: ~7 min, measured in make test's Lambda tier).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+# shellcheck source=progress.sh
+source .ci/progress.sh
 DIST="${DIST:-dist}"
 FUNCTIONS="${FUNCTIONS:-projector archiver ingest api reconcile}"
 ARCH="${PACKAGE_GOARCH:-arm64}"
@@ -102,8 +108,12 @@ for name in $FUNCTIONS; do
     continue
   fi
   mkdir -p "$work/$name"
-  GOOS=linux GOARCH="$ARCH" CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -buildid=" -tags "$TAGS" \
-    -o "$work/$name/bootstrap" "./cmd/$name"
+  build_log="$work/$name/build.log"
+  build_detail() { progress_go_log "$build_log"; }
+  progress "package: building $name (linux/$ARCH)" "a minute or two with an empty Go build cache, seconds after" build_detail -- \
+    progress_to "$build_log" env GOOS=linux GOARCH="$ARCH" CGO_ENABLED=0 go build -v -trimpath -ldflags "-s -w -buildid=" -tags "$TAGS" \
+    -o "$work/$name/bootstrap" "./cmd/$name" \
+    || { cat "$build_log" >&2; exit 1; }
   "$work/mkzip.bin" "$work/$name/bootstrap" "$DIST/$name.zip"
   size=$(wc -c <"$DIST/$name.zip")
   sum=$(sha256sum "$DIST/$name.zip" | cut -d' ' -f1)

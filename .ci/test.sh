@@ -6,12 +6,21 @@
 #   3. starts two private DynamoDB Local + MinIO stacks on test ports (not the dev stack's),
 #   4. runs every Go test with the services required (a missing service fails, never skips):
 #      ./projector/... on the first stack, every other package on the second, side by side,
+#      both through .ci/testprogress (go test -json): package results as they finish, a line
+#      per finished projector test, failing tests' full output, and a line saying what is
+#      still running whenever 25 s pass without output,
 #   5. stops the services it started, whatever happened.
+#
+# Every step that can take more than ~20 s prints a progress line every 20 s (.ci/progress.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+# shellcheck source=progress.sh
+source .ci/progress.sh
 export TOOLS_DIR="${TOOLS_DIR:-$ROOT/.tools}"
 start=$(date +%s)
+step_log="$(mktemp)"
+trap 'rm -f "$step_log"' EXIT
 
 bash .ci/tools.sh
 
@@ -20,11 +29,15 @@ unformatted=$(find . -name '*.go' -not -path './.tools/*' -not -path './.git/*' 
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
-go vet ./...
+progress "go vet ./..." "~3 min with an empty Go build cache, seconds after" -- progress_to "$step_log" go vet ./... \
+  || { cat "$step_log"; exit 1; }
 
 echo "== build"
 mkdir -p bin
-CGO_ENABLED=0 go build -o bin/streamfold ./cmd/streamfold
+cli_detail() { progress_go_log "$step_log"; }
+progress "building bin/streamfold" "~4 min on a clean 2-core machine, seconds once Go's build cache has it" cli_detail -- \
+  progress_to "$step_log" env CGO_ENABLED=0 go build -v -o bin/streamfold ./cmd/streamfold \
+  || { cat "$step_log"; exit 1; }
 
 echo "== services"
 # Two private stacks (DynamoDB Local + MinIO), not the dev stack's ports: the projector's
@@ -37,9 +50,9 @@ DDB_PORT2=$((DDB_PORT + 100))
 S3_PORT2=$((S3_PORT + 100))
 STATE_DIR="$TOOLS_DIR/test-run"
 rm -rf "$STATE_DIR/minio-data" "$STATE_DIR-2/minio-data"
-dev1() { bin/streamfold dev "$@" --tools-dir "$TOOLS_DIR" --state-dir "$STATE_DIR" --dynamodb-port "$DDB_PORT" --s3-port "$S3_PORT" --prefix sftest; }
-dev2() { bin/streamfold dev "$@" --tools-dir "$TOOLS_DIR" --state-dir "$STATE_DIR-2" --dynamodb-port "$DDB_PORT2" --s3-port "$S3_PORT2" --prefix sftest; }
-trap 'echo "== stopping services"; dev1 down || true; dev2 down || true' EXIT
+dev1() { bin/streamfold dev "$@" --archive minio --tools-dir "$TOOLS_DIR" --state-dir "$STATE_DIR" --dynamodb-port "$DDB_PORT" --s3-port "$S3_PORT" --prefix sftest; }
+dev2() { bin/streamfold dev "$@" --archive minio --tools-dir "$TOOLS_DIR" --state-dir "$STATE_DIR-2" --dynamodb-port "$DDB_PORT2" --s3-port "$S3_PORT2" --prefix sftest; }
+trap 'echo "== stopping services"; dev1 down || true; dev2 down || true; rm -f "$step_log"' EXIT
 dev1 up
 dev2 up
 
@@ -69,17 +82,27 @@ failures() {
 
 echo "== go test"
 # Compile every test binary once, before the two runs compete for the CPU.
-if ! out="$(go test -count=1 -run '^$' ./... 2>&1)"; then echo "$out"; exit 1; fi
+progress "compiling every package's tests" "a few minutes with an empty Go build cache, seconds after" -- \
+  progress_to "$step_log" go test -count=1 -run '^$' ./... \
+  || { cat "$step_log"; exit 1; }
+# go test holds a package's output until the package ends; -json streams it, and
+# testprogress prints it as go test would, as it comes (see its doc comment).
+testprogress="$(mktemp -d)/testprogress"
+go build -o "$testprogress" .ci/testprogress/main.go
 proj_log="$(mktemp)"
 rest_log="$(mktemp)"
-on "$DDB_PORT" "$S3_PORT" go test -count=1 -timeout 40m ${GOTESTFLAGS:-} ./projector/... >"$proj_log" 2>&1 &
+{
+  on "$DDB_PORT" "$S3_PORT" go test -json -count=1 -timeout 40m ${GOTESTFLAGS:-} ./projector/... 2>&1 \
+    | "$testprogress" -tests projector | tee "$proj_log"
+} &
 proj_pid=$!
 rest_rc=0
 # shellcheck disable=SC2046
-on "$DDB_PORT2" "$S3_PORT2" go test -count=1 -timeout 40m ${GOTESTFLAGS:-} $(go list ./... | grep -Ev '/streamfold/projector(/|$)') 2>&1 | tee "$rest_log" || rest_rc=$?
+on "$DDB_PORT2" "$S3_PORT2" go test -json -count=1 -timeout 40m ${GOTESTFLAGS:-} $(go list ./... | grep -Ev '/streamfold/projector(/|$)') 2>&1 \
+  | "$testprogress" | tee "$rest_log" || rest_rc=$?
 proj_rc=0
 wait "$proj_pid" || proj_rc=$?
-cat "$proj_log"
+rm -rf "$(dirname "$testprogress")"
 
 echo "== done in $(( $(date +%s) - start ))s"
 if [ "$rest_rc" -ne 0 ] || [ "$proj_rc" -ne 0 ]; then

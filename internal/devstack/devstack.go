@@ -118,7 +118,8 @@ func Check(ctx context.Context, cfg Config) (Status, error) {
 	return status(out), nil
 }
 
-// Up makes both services answer. For each one:
+// Up makes both services answer (DynamoDB Local only, with cfg.SkipMinIO).
+// For each one:
 //   - if its endpoint already answers, it is reused (StartedByUs tells whether
 //     our pid file owns it);
 //   - if a process of ours is alive but not answering yet, Up waits for it;
@@ -150,6 +151,8 @@ func Up(ctx context.Context, cfg Config) (Status, error) {
 		st, rec := s.inspect(ctx)
 		out[i] = st
 		switch {
+		case cfg.SkipMinIO && s.spec.Name == NameMinIO:
+			// Not wanted: reported as found, never started or waited for.
 		case st.Running:
 			// Reuse, whoever started it.
 		case rec != nil:

@@ -4,7 +4,8 @@
 // DeleteObject and ListObjectsV2 (prefix, delimiter, pagination). It answers
 // like S3 does: *types.NoSuchKey for a missing key, 412 PreconditionFailed
 // for a failed condition, quoted MD5 ETags, keys listed in byte order. It
-// passes the same conformance suite (archiver/internal/s3test) as MinIO.
+// passes the same conformance suite (archiver/internal/s3test) as MinIO and
+// shares its server-side answers with archiver/s3fs (archiver/internal/s3serve).
 //
 // It is safe for concurrent use; every call is atomic.
 package s3mem
@@ -14,10 +15,8 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +24,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go"
+
+	"github.com/streamfold/streamfold/archiver/internal/s3serve"
 )
 
 type object struct {
@@ -83,12 +83,10 @@ func (s *S3) Keys(bucket, prefix string) []string {
 	return out
 }
 
-func apiError(code, msg string) error { return &smithy.GenericAPIError{Code: code, Message: msg} }
-
 func (s *S3) bucket(name *string) (map[string]object, error) {
 	b, ok := s.buckets[aws.ToString(name)]
 	if !ok {
-		return nil, &types.NoSuchBucket{Message: aws.String("no such bucket: " + aws.ToString(name))}
+		return nil, s3serve.NoSuchBucket(aws.ToString(name))
 	}
 	return b, nil
 }
@@ -114,15 +112,8 @@ func (s *S3) PutObject(ctx context.Context, in *s3.PutObjectInput, _ ...func(*s3
 	}
 	key := aws.ToString(in.Key)
 	cur, exists := b[key]
-	switch {
-	case in.IfNoneMatch != nil && aws.ToString(in.IfNoneMatch) != "*":
-		return nil, apiError("NotImplemented", "If-None-Match supports only *")
-	case in.IfNoneMatch != nil && exists:
-		return nil, apiError("PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
-	case in.IfMatch != nil && !exists:
-		return nil, &types.NoSuchKey{Message: aws.String("The specified key does not exist.")}
-	case in.IfMatch != nil && aws.ToString(in.IfMatch) != cur.etag:
-		return nil, apiError("PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+	if err := s3serve.CheckPut(in, exists, cur.etag); err != nil {
+		return nil, err
 	}
 	sum := md5.Sum(body)
 	etag := `"` + hex.EncodeToString(sum[:]) + `"`
@@ -144,50 +135,21 @@ func (s *S3) GetObject(ctx context.Context, in *s3.GetObjectInput, _ ...func(*s3
 	}
 	o, ok := b[aws.ToString(in.Key)]
 	if !ok {
-		return nil, &types.NoSuchKey{Message: aws.String("The specified key does not exist.")}
+		return nil, s3serve.NoSuchKey()
 	}
 	body, contentRange := o.body, (*string)(nil)
 	if r := aws.ToString(in.Range); r != "" {
-		lo, hi, ok := byteRange(r, int64(len(o.body)))
+		lo, hi, ok := s3serve.ByteRange(r, int64(len(o.body)))
 		if !ok {
-			return nil, &smithy.GenericAPIError{Code: "InvalidRange", Message: "The requested range is not satisfiable"}
+			return nil, s3serve.InvalidRange()
 		}
 		body = o.body[lo : hi+1]
-		contentRange = aws.String(fmt.Sprintf("bytes %d-%d/%d", lo, hi, len(o.body)))
+		contentRange = aws.String(s3serve.ContentRange(lo, hi, int64(len(o.body))))
 	}
 	return &s3.GetObjectOutput{
 		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: aws.Int64(int64(len(body))),
 		ContentRange: contentRange, ETag: aws.String(o.etag), LastModified: aws.Time(o.modified),
 	}, nil
-}
-
-// byteRange reads an HTTP Range header of one range, "bytes=a-b", "bytes=a-"
-// or "bytes=-n" (the last n bytes), clamped to size as S3 does.
-func byteRange(h string, size int64) (lo, hi int64, ok bool) {
-	spec, found := strings.CutPrefix(h, "bytes=")
-	a, b, dash := strings.Cut(spec, "-")
-	if !found || !dash || size == 0 {
-		return 0, 0, false
-	}
-	if a == "" {
-		n, err := strconv.ParseInt(b, 10, 64)
-		if err != nil || n <= 0 {
-			return 0, 0, false
-		}
-		return max(0, size-n), size - 1, true
-	}
-	lo, err := strconv.ParseInt(a, 10, 64)
-	if err != nil || lo >= size {
-		return 0, 0, false
-	}
-	hi = size - 1
-	if b != "" {
-		if hi, err = strconv.ParseInt(b, 10, 64); err != nil || hi < lo {
-			return 0, 0, false
-		}
-		hi = min(hi, size-1)
-	}
-	return lo, hi, true
 }
 
 // DeleteObject removes an object; a missing key is not an error.
@@ -219,58 +181,12 @@ func (s *S3) ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, _ ...
 	if err != nil {
 		return nil, err
 	}
-	prefix, delim := aws.ToString(in.Prefix), aws.ToString(in.Delimiter)
-	limit := int(aws.ToInt32(in.MaxKeys))
-	if limit <= 0 || limit > 1000 {
-		limit = 1000
-	}
-	after, skip := aws.ToString(in.StartAfter), ""
-	if t := aws.ToString(in.ContinuationToken); t != "" {
-		// "k<key>": resume after a key; "p<prefix>": after a common prefix.
-		after = t[1:]
-		if t[0] == 'p' {
-			skip = after
-		}
-	}
 	keys := make([]string, 0, len(b))
 	for k := range b {
-		if strings.HasPrefix(k, prefix) && k > after && (skip == "" || !strings.HasPrefix(k, skip)) {
-			keys = append(keys, k)
-		}
+		keys = append(keys, k)
 	}
-	slices.Sort(keys)
-	out := &s3.ListObjectsV2Output{Name: in.Bucket, Prefix: in.Prefix, Delimiter: in.Delimiter, IsTruncated: aws.Bool(false)}
-	n := 0
-	token := ""
-	for _, k := range keys {
-		if delim != "" {
-			if i := strings.Index(k[len(prefix):], delim); i >= 0 {
-				cp := k[:len(prefix)+i+len(delim)]
-				if len(out.CommonPrefixes) > 0 && aws.ToString(out.CommonPrefixes[len(out.CommonPrefixes)-1].Prefix) == cp {
-					continue
-				}
-				if n == limit {
-					out.IsTruncated = aws.Bool(true)
-					break
-				}
-				out.CommonPrefixes = append(out.CommonPrefixes, types.CommonPrefix{Prefix: aws.String(cp)})
-				n++
-				token = "p" + cp
-				continue
-			}
-		}
-		if n == limit {
-			out.IsTruncated = aws.Bool(true)
-			break
-		}
+	return s3serve.ListPage(in, keys, func(k string) types.Object {
 		o := b[k]
-		out.Contents = append(out.Contents, types.Object{Key: aws.String(k), Size: aws.Int64(int64(len(o.body))), ETag: aws.String(o.etag), LastModified: aws.Time(o.modified)})
-		n++
-		token = "k" + k
-	}
-	out.KeyCount = aws.Int32(int32(n))
-	if aws.ToBool(out.IsTruncated) {
-		out.NextContinuationToken = aws.String(token)
-	}
-	return out, nil
+		return types.Object{Size: aws.Int64(int64(len(o.body))), ETag: aws.String(o.etag), LastModified: aws.Time(o.modified)}
+	}), nil
 }
