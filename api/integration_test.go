@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/query"
 	"github.com/streamfold/streamfold/query/querytest"
 )

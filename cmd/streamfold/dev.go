@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/streamfold/streamfold/internal/devstack"
+	"github.com/streamfold/streamfold/internal/laptop/devstack"
 	"github.com/streamfold/streamfold/schema/provision"
 )
 

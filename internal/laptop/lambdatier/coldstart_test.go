@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamfold/streamfold/internal/runtimeapi"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/runtimeapi"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 )
 
 // TestColdStart measures the init of built bootstraps side by side: the time

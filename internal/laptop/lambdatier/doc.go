@@ -5,7 +5,7 @@
 // instead of lambda.norpc,nosqlcatalog, so that the archiver keeps its
 // SQLite Iceberg catalog), checks each zip's layout,
 // unzips it and runs its `bootstrap` as a subprocess against a local Lambda
-// Runtime API (package internal/runtimeapi), with the environment Terraform
+// Runtime API (package internal/laptop/runtimeapi), with the environment Terraform
 // sets for that function (read from terraform/lambda.tf and the variables'
 // defaults) pointed at fresh DynamoDB Local tables and a MinIO bucket.
 //

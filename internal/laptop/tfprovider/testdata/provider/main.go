@@ -1,4 +1,4 @@
-// A miniature of the provider's layout for internal/tfprovider's tests.
+// A miniature of the provider's layout for internal/laptop/tfprovider's tests.
 package main
 
 import "github.com/hashicorp/terraform-provider-aws/internal/provider/sdkv2"

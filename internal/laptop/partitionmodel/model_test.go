@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/streamfold/streamfold/internal/partitionmodel"
+	"github.com/streamfold/streamfold/internal/laptop/partitionmodel"
 	"github.com/streamfold/streamfold/schema"
 )
 

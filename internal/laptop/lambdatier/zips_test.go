@@ -23,13 +23,24 @@ import (
 // .ci/package.sh builds by default).
 var functions = deploy.Functions
 
+// repoRoot is the module's root: the nearest directory above the test's
+// working directory (its package directory) holding go.mod.
 func repoRoot(t testing.TB) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return root
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatalf("repoRoot: no go.mod above the test's directory")
+		}
+		dir = parent
+	}
 }
 
 func lastLine(b []byte) string {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/streamfold/streamfold/internal/laptop/opsrectest"
 	"github.com/streamfold/streamfold/internal/opsrec"
-	"github.com/streamfold/streamfold/internal/opsrec/opsrectest"
 )
 
 func withOps(ops *opsrectest.Recorder, more func(*Config)) func(*Config) {

@@ -18,8 +18,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/streamfold/streamfold/internal/runtimeapi"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/runtimeapi"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 )
 
 // skipWithoutServices skips (or, with STREAMFOLD_REQUIRE_SERVICES=1, fails)

@@ -42,7 +42,7 @@ func (v tfValues) data(typ, name, attr string) (string, error) {
 	if typ == "aws_caller_identity" && name == "current" && attr == "account_id" && v.AccountID != "" {
 		return v.AccountID, nil
 	}
-	return "", fmt.Errorf("data.%s.%s.%s: the Lambda tier has no local value for it (add one to tfValues.data in internal/lambdatier)", typ, name, attr)
+	return "", fmt.Errorf("data.%s.%s.%s: the Lambda tier has no local value for it (add one to tfValues.data in internal/laptop/lambdatier)", typ, name, attr)
 }
 
 // resource returns the value of <typ>.<name>.<attr>.
@@ -55,7 +55,7 @@ func (v tfValues) resource(typ, name, attr string) (string, error) {
 	case typ == "aws_secretsmanager_secret" && attr == "arn" && v.Secret[name] != "":
 		return v.Secret[name], nil
 	}
-	return "", fmt.Errorf("%s.%s.%s: the Lambda tier has no local value for it (add one to tfValues.resource in internal/lambdatier)", typ, name, attr)
+	return "", fmt.Errorf("%s.%s.%s: the Lambda tier has no local value for it (add one to tfValues.resource in internal/laptop/lambdatier)", typ, name, attr)
 }
 
 // readTerraform reads every function's environment, timeout and memory from

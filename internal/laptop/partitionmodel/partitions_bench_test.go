@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamfold/streamfold/internal/partitionmodel"
+	"github.com/streamfold/streamfold/internal/laptop/partitionmodel"
 )
 
 // seconds is how much traffic the benchmark simulates:
@@ -36,7 +36,7 @@ const gsiShards = 4
 // hottest key took more than partitionmodel.ShardAbove write-sharded into 4
 // ("after:..."); it logs the tables of docs/benchmarks.md and the top keys.
 //
-//	go test ./internal/partitionmodel -run '^$' -bench Partitions10k -benchtime 1x -v
+//	go test ./internal/laptop/partitionmodel -run '^$' -bench Partitions10k -benchtime 1x -v
 func BenchmarkPartitions10k(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		before, after, st, err := partitionmodel.Simulate(context.Background(), partitionmodel.Traffic{Seed: 22, Rate: 10000, Seconds: seconds(b)}, 3, gsiShards)

@@ -15,7 +15,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/streamfold/streamfold/internal/tfprovider"
+	"github.com/streamfold/streamfold/internal/laptop/tfprovider"
 )
 
 func main() {

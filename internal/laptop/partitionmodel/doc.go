@@ -18,5 +18,5 @@
 // folded by the projector on a MemStore that records every write. A run is
 // deterministic: the same Traffic gives the same reports.
 //
-//	go test ./internal/partitionmodel -run '^$' -bench Partitions -benchtime 1x -v
+//	go test ./internal/laptop/partitionmodel -run '^$' -bench Partitions -benchtime 1x -v
 package partitionmodel
