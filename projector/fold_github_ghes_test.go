@@ -167,7 +167,7 @@ func TestJobGHESThroughTheStream(t *testing.T) {
 			last = *e.RecordedAt
 		}
 	}
-	foldWant(t, item, map[string]any{"received_at": projector.FormatTime(first), "last_updated_at": projector.FormatTime(last)})
+	foldWant(t, item, map[string]any{"received_at": schema.FormatItemTime(first), "last_updated_at": schema.FormatItemTime(last)})
 	if ttl, ok := item[schema.AttrTTL].(*types.AttributeValueMemberN); !ok {
 		t.Errorf("ttl = %v, want a number", item[schema.AttrTTL])
 	} else if n, err := strconv.ParseInt(ttl.Value, 10, 64); err != nil || n <= time.Now().Unix() {
