@@ -20,7 +20,7 @@ import (
 // projector does; projector.NewJobFold provides it (Config.JobFold). Timeline
 // diffs the item after each event against the item before it, so "changed"
 // means what it means for the projected item. query does not import the
-// projector: the fold is given to it (docs/architecture.md, "Walls").
+// projector: the fold is given to it (docs/decisions.md, "Walls").
 type JobFold interface {
 	// Apply folds one decoded event of the job's subject.
 	Apply(e schema.Event, p schema.Payload)
