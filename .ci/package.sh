@@ -14,7 +14,7 @@
 # Environment: DIST (default dist), FUNCTIONS (default "projector archiver ingest api reconcile"),
 # PACKAGE_GOARCH (default arm64, the architecture terraform/lambda.tf deploys; a GOARCH
 # in the environment is ignored, so it can never change a deployable zip by accident): the Lambda test
-# tier (internal/lambdatier) runs this same script with it set to the host's
+# tier (internal/laptop/lambdatier) runs this same script with it set to the host's
 # architecture, so that it can run the bootstraps it builds; only the architecture differs.
 # PACKAGE_SQLCATALOG=1 builds without the nosqlcatalog tag, so that the archiver
 # keeps the SQLite catalog (ARCHIVE_CATALOG=sqlite:PATH): the Lambda test tier sets

@@ -13,7 +13,7 @@
 #   aws-provider  hashicorp/aws 6.47.1 -> $TOOLS_DIR/terraform-providers/ (a filesystem mirror) and
 #              $TOOLS_DIR/terraform.rc (the CLI config that uses it, no registry): built from the
 #              Go module proxy's github.com/hashicorp/terraform-provider-aws at a pinned commit,
-#              trimmed to the services terraform/*.tf uses (internal/tfprovider; ~10 min on
+#              trimmed to the services terraform/*.tf uses (internal/laptop/tfprovider; ~10 min on
 #              2 cores). STREAMFOLD_TF_PROVIDER_FULL=1 builds the whole provider (~27 min, 905 MB).
 #              The longest build: the terraform tests' plan tier needs it.
 #
@@ -205,7 +205,7 @@ aws_provider_want() {
   if [ "${STREAMFOLD_TF_PROVIDER_FULL:-}" = "1" ]; then
     trim=full
   else
-    trim="trimmed:$( (cd "$ROOT" && go run ./internal/tfprovider/tfprovider-trim -list -config terraform) | sha256sum | cut -c1-12)"
+    trim="trimmed:$( (cd "$ROOT" && go run ./internal/laptop/tfprovider/tfprovider-trim -list -config terraform) | sha256sum | cut -c1-12)"
   fi
   echo "$AWS_PROVIDER_MODULE@$AWS_PROVIDER_COMMIT ($AWS_PROVIDER_VERSION, $trim)"
 }
@@ -252,8 +252,8 @@ install_aws_provider() {
   if [ "${STREAMFOLD_TF_PROVIDER_FULL:-}" = "1" ]; then
     log "aws-provider: STREAMFOLD_TF_PROVIDER_FULL=1: building every service (~27 min on 2 cores)"
   else
-    log "aws-provider: trimming to the services terraform/*.tf uses (internal/tfprovider)"
-    (cd "$ROOT" && go run ./internal/tfprovider/tfprovider-trim -src "$src" -config terraform) \
+    log "aws-provider: trimming to the services terraform/*.tf uses (internal/laptop/tfprovider)"
+    (cd "$ROOT" && go run ./internal/laptop/tfprovider/tfprovider-trim -src "$src" -config terraform) \
       || die "trimming the provider's source failed"
   fi
   local out="$AWS_PROVIDER_BIN.new" progress_log rc=0

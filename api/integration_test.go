@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
+	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/query"
 	"github.com/streamfold/streamfold/query/querytest"
 )
@@ -25,7 +26,7 @@ func TestAPIIntegration(t *testing.T) {
 	if err := querytest.Load(ctx, c.DynamoDB, n, querytest.Fixture(), querytest.FixtureRecordedAt); err != nil {
 		t.Fatal(err)
 	}
-	q, err := query.New(c.DynamoDB, n, query.Config{CursorKey: cursorKey})
+	q, err := query.New(c.DynamoDB, n, query.Config{CursorKey: cursorKey, JobFold: func() query.JobFold { return projector.NewJobFold() }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/awsclient"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 )
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

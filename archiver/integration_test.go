@@ -19,8 +19,8 @@ import (
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
-	"github.com/streamfold/streamfold/internal/streamrun"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/streamrun"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -59,7 +59,7 @@ func (c *chaos) handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dyn
 
 // TestIntegrationStreamToArchive drives the real path: a simulated
 // workload appended to DynamoDB Local, its stream consumed by
-// internal/streamrun into the archiver on MinIO, under injected S3
+// internal/laptop/streamrun into the archiver on MinIO, under injected S3
 // failures, bisections and re-sent batches; a poison item and a deletion
 // in the stream. The archive then holds every stored event exactly once,
 // as stored; the poison item is under errors/; then every partition is

@@ -10,8 +10,8 @@ import (
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/archiver/internal/s3mem"
+	"github.com/streamfold/streamfold/internal/laptop/opsrectest"
 	"github.com/streamfold/streamfold/internal/opsrec"
-	"github.com/streamfold/streamfold/internal/opsrec/opsrectest"
 	"github.com/streamfold/streamfold/internal/opswatch"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 )
 
 // chromiumInstall is what a person runs when the browser is missing.

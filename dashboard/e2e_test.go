@@ -17,7 +17,7 @@ import (
 
 	"github.com/streamfold/streamfold/api"
 	"github.com/streamfold/streamfold/dashboard"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/query"
 )
 

@@ -18,10 +18,10 @@ import (
 	"github.com/streamfold/streamfold/dashboard"
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/internal/deadletter"
+	"github.com/streamfold/streamfold/internal/laptop/testclock"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/internal/opsrec"
 	"github.com/streamfold/streamfold/internal/opsview"
-	"github.com/streamfold/streamfold/internal/testclock"
-	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/query"
 	"github.com/streamfold/streamfold/schema"
 )

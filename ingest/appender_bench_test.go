@@ -13,7 +13,7 @@ import (
 
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/ingest/simulate"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
 

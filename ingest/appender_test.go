@@ -22,7 +22,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/streamfold/streamfold/ingest"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
 

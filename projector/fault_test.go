@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/streamfold/streamfold/ingest/simulate"
-	"github.com/streamfold/streamfold/internal/streamrun"
-	"github.com/streamfold/streamfold/internal/testclock"
+	"github.com/streamfold/streamfold/internal/laptop/streamrun"
+	"github.com/streamfold/streamfold/internal/laptop/testclock"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"

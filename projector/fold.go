@@ -223,12 +223,6 @@ func payloadOf(e schema.Event, p schema.Payload) schema.Payload {
 	return p
 }
 
-// isoMillis is the time format of every projection: ISO 8601, UTC, milliseconds.
-const isoMillis = "2006-01-02T15:04:05.000Z"
-
-// FormatTime formats a time as projections store it ("2006-01-02T15:04:05.000Z").
-func FormatTime(t time.Time) string { return t.UTC().Format(isoMillis) }
-
 // ttlOf is the expiry (epoch seconds) of an item of a table whose
 // aggregate's events were last recorded at t (retention policy: see
 // docs/projector.md, "Retention"): the table's TTLDays after t.

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/ingest"
-	"github.com/streamfold/streamfold/internal/streamrun"
+	"github.com/streamfold/streamfold/internal/laptop/streamrun"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -167,7 +167,7 @@ func TestJobGHESThroughTheStream(t *testing.T) {
 			last = *e.RecordedAt
 		}
 	}
-	foldWant(t, item, map[string]any{"received_at": projector.FormatTime(first), "last_updated_at": projector.FormatTime(last)})
+	foldWant(t, item, map[string]any{"received_at": schema.FormatItemTime(first), "last_updated_at": schema.FormatItemTime(last)})
 	if ttl, ok := item[schema.AttrTTL].(*types.AttributeValueMemberN); !ok {
 		t.Errorf("ttl = %v, want a number", item[schema.AttrTTL])
 	} else if n, err := strconv.ParseInt(ttl.Value, 10, 64); err != nil || n <= time.Now().Unix() {

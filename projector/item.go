@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/streamfold/streamfold/schema"
 )
 
 // itemOf marshals a typed projection item (one of schema's *Item structs)
@@ -28,7 +29,7 @@ func timeAttr(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return FormatTime(t)
+	return schema.FormatItemTime(t)
 }
 
 // lwwStr is a register's string, "" while it is unknown.

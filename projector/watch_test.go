@@ -8,8 +8,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/streamfold/streamfold/internal/laptop/opsrectest"
 	"github.com/streamfold/streamfold/internal/opsrec"
-	"github.com/streamfold/streamfold/internal/opsrec/opsrectest"
 	"github.com/streamfold/streamfold/internal/opswatch"
 	"github.com/streamfold/streamfold/projector"
 )

@@ -14,8 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/internal/awsclient"
-	"github.com/streamfold/streamfold/internal/testenv"
-	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -78,15 +77,15 @@ func benchItems(n int, seed uint64) (map[string][]map[string]types.AttributeValu
 				"org_name": S("acme"), "repo_full_name": S(repo), "repo_is_private": B(true), "workflow_name": S("CI"),
 				"job_name": S(pick("build", "test", "lint", "deploy")), "head_sha": S(fmt.Sprintf("%040x", r.Uint64())),
 				"head_branch": S("main"), "default_branch": S("main"), "job_html_url": S("https://github.com/" + repo + "/actions/runs/1/job/" + strconv.FormatInt(job, 10)),
-				"status": S(status), "created_at": S(projector.FormatTime(t)), "received_at": S(projector.FormatTime(t.Add(time.Second))),
+				"status": S(status), "created_at": S(schema.FormatItemTime(t)), "received_at": S(schema.FormatItemTime(t.Add(time.Second))),
 				"labels":          &types.AttributeValueMemberL{Value: []types.AttributeValue{S("runs-on"), S("pool=small-x64")}},
 				"was_interrupted": B(false), "instance_type": S("m7i.large"), "instance_lifecycle": S(pick("spot", "on-demand")),
-				"last_updated_at": S(projector.FormatTime(t.Add(5 * time.Minute))), "ttl": N(t.AddDate(0, 0, 90).Unix()),
+				"last_updated_at": S(schema.FormatItemTime(t.Add(5 * time.Minute))), "ttl": N(t.AddDate(0, 0, 90).Unix()),
 			}
 			if status == "completed" {
 				it["conclusion"] = S(pick("success", "success", "success", "failure", "cancelled"))
-				it["started_at"] = S(projector.FormatTime(t.Add(20 * time.Second)))
-				it["completed_at"] = S(projector.FormatTime(t.Add(time.Duration(60+r.IntN(600)) * time.Second)))
+				it["started_at"] = S(schema.FormatItemTime(t.Add(20 * time.Second)))
+				it["completed_at"] = S(schema.FormatItemTime(t.Add(time.Duration(60+r.IntN(600)) * time.Second)))
 			}
 			add(schema.TableWorkflowJobs, it)
 			if inst == set.installation && len(set.jobs) < 1000 {
@@ -95,11 +94,11 @@ func benchItems(n int, seed uint64) (map[string][]map[string]types.AttributeValu
 		case 3, 4, 5: // a rez_agent message
 			stage, status := pick("dev", "stage", "prod"), pick("completed", "completed", "completed", "failed", "processing", "queued", "created")
 			it := map[string]types.AttributeValue{
-				"message_id": S(uuid()), "created_date": S(projector.FormatTime(t)), "created_by": S("scheduler"), "stage": S(stage),
+				"message_id": S(uuid()), "created_date": S(schema.FormatItemTime(t)), "created_by": S("scheduler"), "stage": S(stage),
 				"message_type": S(pick("scheduled_hello", "manual_notification")), "status": S(status),
 				"payload": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"text": S("hello world"), "priority": S("default"),
 					"tags": &types.AttributeValueMemberL{Value: []types.AttributeValue{S("scheduled"), S("daily")}}}},
-				"updated_date": S(projector.FormatTime(t.Add(15 * time.Second))), "retry_count": N(0), "correlation_id": S(uuid()),
+				"updated_date": S(schema.FormatItemTime(t.Add(15 * time.Second))), "retry_count": N(0), "correlation_id": S(uuid()),
 				"ttl": N(t.AddDate(0, 0, 90).Unix()),
 			}
 			add(schema.TableMessages, it)
@@ -109,13 +108,13 @@ func benchItems(n int, seed uint64) (map[string][]map[string]types.AttributeValu
 			status := pick("SUCCEEDED", "SUCCEEDED", "SUCCEEDED", "FAILED", "RUNNING", "TIMED_OUT")
 			it := map[string]types.AttributeValue{
 				"executionArn": S("arn:aws:states:us-east-1:123456789012:execution:" + agent + "-prod:" + name), "agentName": S(agent),
-				"startDate": S(projector.FormatTime(t)), "status": S(status), "executionName": S(name),
+				"startDate": S(schema.FormatItemTime(t)), "status": S(status), "executionName": S(name),
 				"stateMachineArn": S("arn:aws:states:us-east-1:123456789012:stateMachine:" + agent + "-prod"),
-				"indexedAt":       S(projector.FormatTime(t.Add(time.Minute))),
+				"indexedAt":       S(schema.FormatItemTime(t.Add(time.Minute))),
 			}
 			if status != "RUNNING" {
 				d := int64(5 + r.IntN(600))
-				it["stopDate"], it["durationSeconds"] = S(projector.FormatTime(t.Add(time.Duration(d)*time.Second))), N(d)
+				it["stopDate"], it["durationSeconds"] = S(schema.FormatItemTime(t.Add(time.Duration(d)*time.Second))), N(d)
 			}
 			add(schema.TableExecutions, it)
 		default: // an sf/ldf execution with two albums
@@ -123,13 +122,13 @@ func benchItems(n int, seed uint64) (map[string][]map[string]types.AttributeValu
 			add(schema.TableWorkflows, map[string]types.AttributeValue{
 				"pk": S(id), "sk": S("metadata"), "entityType": S("execution"), "workflowType": S(wt), "executionId": S(id), "sortValue": N(0),
 				"imageS3Key": S("uploads/" + id + ".jpg"), "status": S(pick("completed", "completed", "failed", "running")),
-				"createdAt": S(projector.FormatTime(t)), "updatedAt": S(projector.FormatTime(t.Add(time.Minute))),
+				"createdAt": S(schema.FormatItemTime(t)), "updatedAt": S(schema.FormatItemTime(t.Add(time.Minute))),
 			})
 			for a := int64(1); a <= 2; a++ {
 				add(schema.TableWorkflows, map[string]types.AttributeValue{
 					"pk": S(id), "sk": S("album-" + strconv.FormatInt(a, 10)), "entityType": S("album"), "workflowType": S(wt), "executionId": S(id),
 					"albumIndex": N(a), "sortValue": N(a), "albumName": S("Abbey Road"), "artist": S("The Beatles"), "year": N(1969),
-					"createdAt": S(projector.FormatTime(t)), "updatedAt": S(projector.FormatTime(t.Add(time.Minute))),
+					"createdAt": S(schema.FormatItemTime(t)), "updatedAt": S(schema.FormatItemTime(t.Add(time.Minute))),
 				})
 			}
 		}

@@ -51,6 +51,12 @@ type Config struct {
 	// shards in parallel and merges them (docs/api.md, "Write-sharded
 	// indexes"): the same items, pages and order, N Queries per request.
 	GSIShards int
+	// JobFold returns an empty fold of one job, for Timeline (the job's
+	// events with what each changed in its item). Wire it to the
+	// projector's: func() query.JobFold { return projector.NewJobFold() }.
+	// Optional: without it every pattern but the timeline works, and
+	// Timeline returns ErrNoJobFold.
+	JobFold func() JobFold
 }
 
 // SetDefaults fills zero fields.

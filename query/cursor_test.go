@@ -19,7 +19,7 @@ var testNaming = schema.Naming{Prefix: "unit", Stage: "dev"}
 
 func newTestClient(t *testing.T, api DynamoAPI, key []byte) *Client {
 	t.Helper()
-	c, err := New(api, testNaming, Config{CursorKey: key})
+	c, err := New(api, testNaming, Config{CursorKey: key, JobFold: testJobFold})
 	if err != nil {
 		t.Fatal(err)
 	}

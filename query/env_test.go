@@ -14,8 +14,8 @@ import (
 
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
-	"github.com/streamfold/streamfold/internal/testclock"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testclock"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/query/querytest"
 	"github.com/streamfold/streamfold/schema"
@@ -111,7 +111,7 @@ func buildWorld(t *testing.T, c *awsclient.Clients) (*world, error) {
 			return nil, err
 		}
 	}
-	if w.q, err = New(c.DynamoDB, n, Config{CursorKey: testKey}); err != nil {
+	if w.q, err = New(c.DynamoDB, n, Config{CursorKey: testKey, JobFold: testJobFold}); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -379,3 +379,6 @@ func filterSort(items []map[string]any, keep func(map[string]any) bool, key func
 func attr(name string) func(map[string]any) string {
 	return func(it map[string]any) string { return fmt.Sprint(it[name]) }
 }
+
+// testJobFold is the projector's job fold, as the binaries wire it.
+func testJobFold() JobFold { return projector.NewJobFold() }

@@ -16,6 +16,9 @@ var (
 	// ErrBadCursor: a cursor was modified, truncated, signed with another
 	// key or issued for another query. It was not used.
 	ErrBadCursor = errors.New("query: bad cursor")
+	// ErrNoJobFold: a job timeline was asked of a Client whose
+	// Config.JobFold is nil.
+	ErrNoJobFold = errors.New("query: no job fold configured (Config.JobFold)")
 )
 
 // ParamError says which parameter is wrong and why. It wraps ErrInvalid.

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -180,7 +179,7 @@ func TestMessagesIntegration(t *testing.T) {
 	window := TimeRange{From: w.start.Add(8 * time.Hour), To: w.start.Add(32 * time.Hour)}
 	in := func(r TimeRange, it map[string]any) bool {
 		s := key(it)
-		return (r.From.IsZero() || s >= projector.FormatTime(r.From)) && (r.To.IsZero() || s <= projector.FormatTime(r.To))
+		return (r.From.IsZero() || s >= schema.FormatItemTime(r.From)) && (r.To.IsZero() || s <= schema.FormatItemTime(r.To))
 	}
 	match := func(f MessageFilter) func(map[string]any) bool {
 		return func(it map[string]any) bool {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -58,7 +57,7 @@ func TestExecutionsIntegration(t *testing.T) {
 	ranges := []TimeRange{{}, {From: w.start.Add(6 * time.Hour), To: w.start.Add(30 * time.Hour)}, {From: w.start.Add(20 * time.Hour)}, {To: w.start.Add(10 * time.Hour)}}
 	in := func(r TimeRange, it map[string]any) bool {
 		s := str(it, "startDate")
-		return (r.From.IsZero() || s >= projector.FormatTime(r.From)) && (r.To.IsZero() || s <= projector.FormatTime(r.To))
+		return (r.From.IsZero() || s >= schema.FormatItemTime(r.From)) && (r.To.IsZero() || s <= schema.FormatItemTime(r.To))
 	}
 	var cases []listCase
 	for a := range agents {
@@ -265,7 +264,7 @@ func TestJobsIntegration(t *testing.T) {
 			id: id, sortKey: key,
 		})
 	}
-	stuckBefore := projector.FormatTime(w.now.Add(-6 * time.Hour))
+	stuckBefore := schema.FormatItemTime(w.now.Add(-6 * time.Hour))
 	stuckInsts := map[int64]bool{edgeInstallation: true}
 	for s := range statuses {
 		stuckInsts[s.inst] = true
@@ -289,7 +288,7 @@ func TestJobsIntegration(t *testing.T) {
 				return rp.Page, err
 			},
 			want: filterSort(jobs, func(it map[string]any) bool {
-				return inst(it) == r.inst && str(it, "repo_full_name") == r.s && key(it) >= projector.FormatTime(since)
+				return inst(it) == r.inst && str(it, "repo_full_name") == r.s && key(it) >= schema.FormatItemTime(since)
 			}, key, true),
 			id: id, sortKey: key,
 		})
@@ -315,7 +314,7 @@ func TestJobsIntegration(t *testing.T) {
 			var n, succ, fail, durN int
 			var durSum float64
 			for _, j := range jobs {
-				if inst(j) != r.inst || str(j, "repo_full_name") != r.s || key(j) < projector.FormatTime(since) {
+				if inst(j) != r.inst || str(j, "repo_full_name") != r.s || key(j) < schema.FormatItemTime(since) {
 					continue
 				}
 				n++

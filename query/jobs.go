@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -91,7 +90,7 @@ func (c *Client) jobsByStatus(installation int64, status string, before time.Tim
 	k := newCond().eq("installation_id", avN(installation)).eq("status", avS(status))
 	b := ""
 	if !before.IsZero() {
-		b = projector.FormatTime(before)
+		b = schema.FormatItemTime(before)
 		k.op("created_at", "<", avS(b))
 	}
 	return paged{

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -23,15 +22,15 @@ func (r TimeRange) validate() error {
 }
 
 // on adds the range to a key condition on a date sort key stored as
-// projector.FormatTime text.
+// schema.FormatItemTime text.
 func (r TimeRange) on(k *cond, attr string) {
 	switch {
 	case !r.From.IsZero() && !r.To.IsZero():
-		k.between(attr, avS(projector.FormatTime(r.From)), avS(projector.FormatTime(r.To)))
+		k.between(attr, avS(schema.FormatItemTime(r.From)), avS(schema.FormatItemTime(r.To)))
 	case !r.From.IsZero():
-		k.op(attr, ">=", avS(projector.FormatTime(r.From)))
+		k.op(attr, ">=", avS(schema.FormatItemTime(r.From)))
 	case !r.To.IsZero():
-		k.op(attr, "<=", avS(projector.FormatTime(r.To)))
+		k.op(attr, "<=", avS(schema.FormatItemTime(r.To)))
 	}
 }
 
@@ -40,7 +39,7 @@ func (r TimeRange) params() []string {
 		if t.IsZero() {
 			return ""
 		}
-		return projector.FormatTime(t)
+		return schema.FormatItemTime(t)
 	}
 	return []string{"from=" + f(r.From), "to=" + f(r.To)}
 }

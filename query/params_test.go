@@ -230,3 +230,23 @@ func TestPlain(t *testing.T) {
 		t.Fatal("Plain(nil) is not nil")
 	}
 }
+
+// TestTimelineNeedsJobFold: without Config.JobFold the timeline is refused
+// with ErrNoJobFold before any read; its parameters are still checked first.
+func TestTimelineNeedsJobFold(t *testing.T) {
+	ctx := t.Context()
+	f := &fakeAPI{}
+	c, err := New(f, testNaming, Config{CursorKey: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Timeline(ctx, 1, 42); !errors.Is(err, ErrNoJobFold) {
+		t.Fatalf("Timeline without JobFold: err = %v, want ErrNoJobFold", err)
+	}
+	if _, err := c.Timeline(ctx, 1, 0); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Timeline(job 0) without JobFold: err = %v, want ErrInvalid", err)
+	}
+	if len(f.queries) != 0 {
+		t.Fatalf("%d queries sent, want none", len(f.queries))
+	}
+}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/query/querytest"
 	"github.com/streamfold/streamfold/schema"
@@ -58,7 +58,7 @@ func loadSharded(t *testing.T, c *awsclient.Clients, n schema.Naming, shards int
 	if out := p.Project(context.Background(), inputs); len(out.Failed)+len(out.Poison)+len(out.Quarantined) > 0 {
 		t.Fatalf("project (%d shards): failed %v, poison %v, quarantined %d", shards, out.Failed, out.Poison, len(out.Quarantined))
 	}
-	q, err := New(c.DynamoDB, n, Config{CursorKey: testKey, GSIShards: shards})
+	q, err := New(c.DynamoDB, n, Config{CursorKey: testKey, GSIShards: shards, JobFold: testJobFold})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamfold/streamfold/projector"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/streamfold/streamfold/schema"
 )
+
+// JobFold folds one job's events into its workflow_jobs item exactly as the
+// projector does; projector.NewJobFold provides it (Config.JobFold). Timeline
+// diffs the item after each event against the item before it, so "changed"
+// means what it means for the projected item. query does not import the
+// projector: the fold is given to it (docs/decisions.md, "Walls").
+type JobFold interface {
+	// Apply folds one decoded event of the job's subject.
+	Apply(e schema.Event, p schema.Payload)
+	// Item is the job's item after the events applied so far, nil while
+	// they imply none.
+	Item() map[string]types.AttributeValue
+}
 
 // Change is one field of a job that an event changed: its path in the
 // seed 003 workflow_jobs item ("status", "labels[1]"), the value before and
@@ -99,15 +113,22 @@ func recorded(e schema.Event) time.Time {
 
 // Timeline returns a job's events in time order, each with the fields of the
 // job it changed: one Query on the event table by the job's subject (every
-// page), folded with the projector's own job fold so that "changed" means
-// what it means for the workflow_jobs item.
+// page), folded with the projector's own job fold (Config.JobFold) so that
+// "changed" means what it means for the workflow_jobs item. Without
+// Config.JobFold it returns ErrNoJobFold.
 func (c *Client) Timeline(ctx context.Context, installation, jobID int64) (Timeline, error) {
+	if err := checkJobKey(installation, jobID, "id"); err != nil {
+		return Timeline{}, err
+	}
+	if c.cfg.JobFold == nil {
+		return Timeline{}, fmt.Errorf("query: timeline: %w", ErrNoJobFold)
+	}
 	subject, evs, truncated, err := c.jobEvents(ctx, "timeline", installation, jobID)
 	if err != nil {
 		return Timeline{}, err
 	}
 	out := Timeline{Subject: subject, Truncated: truncated, Events: make([]TimelineEntry, 0, len(evs))}
-	agg := projector.NewAggregate(projector.KindJob)
+	agg := c.cfg.JobFold()
 	prev := map[string]any{}
 	for _, e := range evs {
 		entry := TimelineEntry{ID: e.ID, Type: e.Type, Source: e.Source, Time: e.Time.UTC(), RecordedAt: e.RecordedAt, Data: json.RawMessage(e.Data), Changes: []Change{}}
@@ -115,8 +136,8 @@ func (c *Client) Timeline(ctx context.Context, installation, jobID int64) (Timel
 			agg.Apply(e, p)
 		}
 		next := map[string]any{}
-		if items := agg.Items(); len(items) > 0 {
-			flatten("", Plain(items[0].Item), next)
+		if item := agg.Item(); item != nil {
+			flatten("", Plain(item), next)
 		}
 		entry.Changes = diff(prev, next)
 		prev = next

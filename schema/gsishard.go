@@ -32,7 +32,7 @@ type ShardedIndex struct {
 }
 
 // shardedIndexes are the indexes whose hottest key takes more than half a
-// partition's write limit at 10,000 events/s (internal/partitionmodel,
+// partition's write limit at 10,000 events/s (internal/laptop/partitionmodel,
 // docs/benchmarks.md "Partitions at 10,000 events/s").
 var shardedIndexes = []ShardedIndex{
 	{TableExecutions, "AgentDateIndex", "AgentShardDateIndex"},

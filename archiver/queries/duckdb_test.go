@@ -23,15 +23,15 @@ import (
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
-	"github.com/streamfold/streamfold/internal/streamrun"
-	"github.com/streamfold/streamfold/internal/testclock"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/streamrun"
+	"github.com/streamfold/streamfold/internal/laptop/testclock"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
 
 // The acceptance test of issue 4's archive: a simulate workload appended to
-// DynamoDB Local, its stream consumed twice through internal/streamrun (the
+// DynamoDB Local, its stream consumed twice through internal/laptop/streamrun (the
 // projector into its tables, the archiver into MinIO, with injected
 // redeliveries of batches the archiver had already written), then DuckDB,
 // an independent reader, over exactly the data files of the Iceberg tables'

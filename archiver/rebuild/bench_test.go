@@ -5,7 +5,7 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/projector"
 )
 

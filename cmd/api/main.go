@@ -34,6 +34,7 @@ import (
 	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/internal/opsrec"
 	"github.com/streamfold/streamfold/internal/opsview"
+	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/query"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -56,7 +57,7 @@ func main() {
 		log.Error("configuration", "err", err)
 		os.Exit(1)
 	}
-	qc, err := query.New(c.DynamoDB, s.naming, query.Config{CursorKey: s.cursorKey, GSIShards: shards})
+	qc, err := query.New(c.DynamoDB, s.naming, query.Config{CursorKey: s.cursorKey, GSIShards: shards, JobFold: jobFold})
 	if err != nil {
 		log.Error("query client", "err", err)
 		os.Exit(1)
@@ -129,3 +130,6 @@ func secret(ctx context.Context, sm secretGetter, getenv func(string) string, en
 	}
 	return v, nil
 }
+
+// jobFold is the projector's job fold, for query's job timeline.
+func jobFold() query.JobFold { return projector.NewJobFold() }

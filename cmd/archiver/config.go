@@ -5,7 +5,7 @@ import "github.com/streamfold/streamfold/internal/awsclient"
 // clientConfig is the function's AWS client configuration, read from the
 // environment. In AWS every field is empty: the SDK's defaults (the
 // execution role) apply. The overrides are for tests that run the built
-// function against MinIO (internal/lambdatier):
+// function against MinIO (internal/laptop/lambdatier):
 //
 //	STREAMFOLD_S3_ENDPOINT    S3 endpoint override (path-style addressing)
 //	STREAMFOLD_S3_ACCESS_KEY  access key for that endpoint (default "local")

@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/streamfold/streamfold/ingest"
-	"github.com/streamfold/streamfold/internal/testenv"
-	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/internal/deadletter"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -28,7 +28,7 @@ func TestDeadLetterOnDynamoDBLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dl := projector.NewDeadLetters(c.DynamoDB, n.Table(schema.TableDeadLetters))
+	dl := deadletter.NewTable(c.DynamoDB, n.Table(schema.TableDeadLetters))
 	d := newDispatcher(t, app, agentTags, dl)
 	d.sfn.now = time.Now
 

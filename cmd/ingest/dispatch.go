@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/streamfold/streamfold/ingest"
+	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/internal/functionurl"
-	"github.com/streamfold/streamfold/projector"
 )
 
 // ErrUnrecognizedEvent is returned, wrapped, for an invocation payload that
@@ -135,9 +135,9 @@ type stepFunctionsResult struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// deadLetterPutter is what stepFunctions needs of *projector.DeadLetters.
+// deadLetterPutter is what stepFunctions needs of *deadletter.Table.
 type deadLetterPutter interface {
-	Put(ctx context.Context, d projector.DeadLetter) error
+	Put(ctx context.Context, d deadletter.Letter) error
 }
 
 // stepFunctions handles the EventBridge invocations: one event each,
@@ -201,12 +201,12 @@ func (s *stepFunctions) deadLetter(ctx context.Context, raw json.RawMessage, ev 
 // newDeadLetter builds the dead letter of an EventBridge event: consumer
 // ingest.DeadLetterConsumer, keyed by ingest.DeadLetterPosition, the
 // detail-type as its event name, no stream position.
-func newDeadLetter(raw json.RawMessage, ev ingest.EventBridgeEvent, tags map[string]string, reason string, cause error, now time.Time) (projector.DeadLetter, error) {
+func newDeadLetter(raw json.RawMessage, ev ingest.EventBridgeEvent, tags map[string]string, reason string, cause error, now time.Time) (deadletter.Letter, error) {
 	rec, err := ingest.StepFunctionsDeadLetter{Event: raw, Tags: tags}.Record()
 	if err != nil {
-		return projector.DeadLetter{}, err
+		return deadletter.Letter{}, err
 	}
-	return projector.DeadLetter{
+	return deadletter.Letter{
 		Consumer:      ingest.DeadLetterConsumer,
 		Position:      ingest.DeadLetterPosition(ev, raw),
 		EventID:       ev.ID,

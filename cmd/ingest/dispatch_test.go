@@ -23,7 +23,7 @@ import (
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/streamfold/streamfold/ingest"
-	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -93,27 +93,27 @@ func (a *fakeAppender) stored() []schema.Event {
 // fakeDeadLetters records dead letters by key, as the table would.
 type fakeDeadLetters struct {
 	mu  sync.Mutex
-	put map[string]projector.DeadLetter
+	put map[string]deadletter.Letter
 	err error
 }
 
-func (f *fakeDeadLetters) Put(_ context.Context, d projector.DeadLetter) error {
+func (f *fakeDeadLetters) Put(_ context.Context, d deadletter.Letter) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
 		return f.err
 	}
 	if f.put == nil {
-		f.put = map[string]projector.DeadLetter{}
+		f.put = map[string]deadletter.Letter{}
 	}
 	f.put[d.Consumer+"/"+d.Position] = d
 	return nil
 }
 
-func (f *fakeDeadLetters) all() []projector.DeadLetter {
+func (f *fakeDeadLetters) all() []deadletter.Letter {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []projector.DeadLetter
+	var out []deadletter.Letter
 	for _, d := range f.put {
 		out = append(out, d)
 	}

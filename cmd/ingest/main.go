@@ -50,7 +50,7 @@ import (
 
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/internal/awsclient"
-	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -67,7 +67,7 @@ func main() {
 		log.Error("aws clients", "err", err)
 		os.Exit(1)
 	}
-	deadLetters := projector.NewDeadLetters(c.DynamoDB, cfg.Naming.Table(schema.TableDeadLetters)).EmitMetrics(os.Stdout)
+	deadLetters := deadletter.NewTable(c.DynamoDB, cfg.Naming.Table(schema.TableDeadLetters)).EmitMetrics(os.Stdout)
 	app, err := ingest.NewAppender(c.DynamoDB, ingest.AppenderConfig{
 		Table: cfg.Naming.Table(schema.TableEvents), Payloads: cfg.SFNPayloads, DeadLetters: deadLetters,
 	})

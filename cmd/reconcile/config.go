@@ -77,7 +77,7 @@ func load(getenv func(string) string) (settings, error) {
 
 // clientConfig is the AWS client configuration: empty in AWS (the SDK's
 // defaults, the execution role); endpoint overrides for tests that run the
-// built function against DynamoDB Local and MinIO (internal/lambdatier).
+// built function against DynamoDB Local and MinIO (internal/laptop/lambdatier).
 // The keys are used only together with STREAMFOLD_S3_ENDPOINT.
 func clientConfig(getenv func(string) string) awsclient.Config {
 	return awsclient.Config{

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/streamfold/streamfold/internal/capacity"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 )
 
 // TestConsumedCapacity runs simulate and run as a user would and checks

@@ -16,7 +16,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/streamfold/streamfold/archiver/s3fs"
-	"github.com/streamfold/streamfold/internal/devstack"
+	"github.com/streamfold/streamfold/internal/laptop/devstack"
 	"github.com/streamfold/streamfold/schema/provision"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/internal/deadletter"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 )
 
 const emitMessageFailed = `{"specversion":"1.0","type":"rez.message.failed","source":"rez_agent/dev","id":"%s","time":"%s","data":{"message_id":"550e8400-e29b-41d4-a716-446655440000","stage":"dev","error_message":"%s"}}`

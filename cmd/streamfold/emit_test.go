@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/streamfold/streamfold/ingest"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
 

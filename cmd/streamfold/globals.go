@@ -15,7 +15,7 @@ import (
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/archiver/s3fs"
 	"github.com/streamfold/streamfold/internal/awsclient"
-	"github.com/streamfold/streamfold/internal/devstack"
+	"github.com/streamfold/streamfold/internal/laptop/devstack"
 	"github.com/streamfold/streamfold/schema"
 )
 

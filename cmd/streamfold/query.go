@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/query"
 )
 
@@ -178,7 +179,7 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "query: %v", err)
 	}
-	qc, err := query.New(clients.DynamoDB, n, query.Config{CursorKey: key, GSIShards: shards})
+	qc, err := query.New(clients.DynamoDB, n, query.Config{CursorKey: key, GSIShards: shards, JobFold: jobFold})
 	if err != nil {
 		return errorf(env, exitUsage, "query: %v", err)
 	}
@@ -333,3 +334,6 @@ func qNextOf(res any) string {
 	}
 	return ""
 }
+
+// jobFold is the projector's job fold, for query's job timeline.
+func jobFold() query.JobFold { return projector.NewJobFold() }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/query"
 	"github.com/streamfold/streamfold/query/querytest"
 )

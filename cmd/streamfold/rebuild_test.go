@@ -15,8 +15,8 @@ import (
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/archiver/rebuild"
 	"github.com/streamfold/streamfold/ingest/simulate"
-	"github.com/streamfold/streamfold/internal/testclock"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testclock"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )

@@ -15,9 +15,9 @@ import (
 
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/laptop/streamrun"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/internal/opsrec"
-	"github.com/streamfold/streamfold/internal/streamrun"
-	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/reconcile"
 	"github.com/streamfold/streamfold/schema"
 )

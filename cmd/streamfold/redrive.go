@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/streamfold/streamfold/internal/laptop/streamrun"
 	"github.com/streamfold/streamfold/internal/opswatch"
-	"github.com/streamfold/streamfold/internal/streamrun"
 )
 
 // onFailureRecord is what a stream event source mapping sends to its

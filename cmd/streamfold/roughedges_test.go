@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamfold/streamfold/internal/streamrun"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/streamrun"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
 

@@ -18,9 +18,9 @@ import (
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/capacity"
 	"github.com/streamfold/streamfold/internal/deadletter"
+	"github.com/streamfold/streamfold/internal/laptop/streamrun"
 	"github.com/streamfold/streamfold/internal/opsrec"
 	"github.com/streamfold/streamfold/internal/opswatch"
-	"github.com/streamfold/streamfold/internal/streamrun"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 )
 
 // TestRealSendersProjected is issue 11's acceptance as a new user would

@@ -148,7 +148,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "serve: %v", err)
 	}
-	qc, err := query.New(clients.DynamoDB, n, query.Config{CursorKey: key, GSIShards: shards})
+	qc, err := query.New(clients.DynamoDB, n, query.Config{CursorKey: key, GSIShards: shards, JobFold: jobFold})
 	if err != nil {
 		return errorf(env, exitUsage, "serve: --cursor-key: %v", err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/capacity"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 )
 
 // TestMissingTableIsNamed: a call on a table that does not exist fails

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/internal/opsrec"
-	"github.com/streamfold/streamfold/internal/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/streamfold/streamfold/internal/laptop/opsrectest"
 	"github.com/streamfold/streamfold/internal/opsrec"
-	"github.com/streamfold/streamfold/internal/opsrec/opsrectest"
 )
 
 const arn = "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/2026-01-05T10:00:00.000"

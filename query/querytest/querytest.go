@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/streamfold/streamfold/ingest"
-	"github.com/streamfold/streamfold/internal/testenv"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )

@@ -1,0 +1,3 @@
+module example.com/walled
+
+go 1.26
