@@ -207,4 +207,3 @@ func decodeEnvelope(b []byte, st *StoredState) error {
 	st.ItemVersions = env.Items
 	return nil
 }
-
