@@ -1,6 +1,7 @@
 package projector
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -12,9 +13,17 @@ import (
 
 // An aggregate's stored state is an envelope compressed with zstd into a
 // Binary attribute (a job's state is ~2.5 KB of JSON, mostly repeated
-// stamps, and ~0.5 KB compressed: one write unit instead of three): the
+// stamps, and ~0.35 KB compressed: one write unit instead of three): the
 // fold as JSON, the counter contributions that were applied for it, and the
 // state version each of its items was last written from.
+//
+// The frame is the envelope's version: states are compressed with the
+// dictionary StateDictionary (trained on states, zdict/<id>.zdict) at
+// zstd's fastest level, without a checksum, and the frame header names the
+// dictionary. States written before it existed are frames without a
+// dictionary (zstd's default level, with a checksum); the decoder reads
+// both, picking the dictionary by the id the frame declares, so a new
+// dictionary only needs a new file and id (TestOldEnvelopes).
 //
 // Applied contributions are what makes an upgrade safe: the next change of
 // the aggregate writes contributions(new state) minus what was *applied*,
@@ -23,20 +32,45 @@ import (
 // moves each counter by exactly what it changed. States written before
 // applied contributions were recorded fall back to contributions(old state).
 
+// StateDictionary is the id of the zstd dictionary states are compressed
+// with (zdict/<id>.zdict). A dictionary is immutable once states
+// compressed with it may exist; every one ever used stays registered in
+// the decoder (stateDicts).
+const StateDictionary = 40001
+
+//go:embed zdict/40001.zdict
+var stateDict40001 []byte
+
+// stateDicts are the dictionaries the decoder knows, by the id in their
+// header.
+var stateDicts = [][]byte{stateDict40001}
+
 var (
 	zstdOnce sync.Once
 	zstdEnc  *zstd.Encoder
 	zstdDec  *zstd.Decoder
 )
 
+// codecs returns the state encoder and decoder. With the dictionary, the
+// fastest level compresses states smaller than the default level did
+// without one (355 vs 534 bytes on average over the states of a simulate
+// workload, GitHub's full webhooks included) in less CPU time.
 func codecs() (*zstd.Encoder, *zstd.Decoder) {
 	zstdOnce.Do(func() {
 		var err error
-		zstdEnc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+		zstdEnc, err = zstd.NewWriter(nil,
+			zstd.WithEncoderLevel(zstd.SpeedFastest),
+			zstd.WithEncoderDict(stateDict40001),
+			zstd.WithEncoderCRC(false),
+			zstd.WithSingleSegment(true),
+			zstd.WithEncoderConcurrency(1))
 		if err != nil {
 			panic(err)
 		}
-		zstdDec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(64<<20))
+		zstdDec, err = zstd.NewReader(nil,
+			zstd.WithDecoderDicts(stateDicts...),
+			zstd.WithDecoderConcurrency(0),
+			zstd.WithDecoderMaxMemory(64<<20))
 		if err != nil {
 			panic(err)
 		}

@@ -143,7 +143,7 @@ func Validate(e *Event) (Payload, error) {
 			break
 		}
 		p := k.new()
-		if err := json.Unmarshal(data, p); err != nil {
+		if err := decodePayload(data, p); err != nil {
 			var te *json.UnmarshalTypeError
 			if errors.As(err, &te) && te.Field != "" {
 				kind := jsonKind(te.Type.Kind().String())
@@ -181,6 +181,20 @@ func Validate(e *Event) (Payload, error) {
 		return nil, err
 	}
 	return payload, nil
+}
+
+// decodePayload is json.Unmarshal(data, p) for data without surrounding
+// space. A payload with its own UnmarshalJSON (which decodes with
+// json.Unmarshal itself) is handed the data directly: json.Unmarshal would
+// check the whole text once before calling it, and the method's own
+// json.Unmarshal checks it again. The result and the errors are the same:
+// json.Unmarshal hands a top-level Unmarshaler exactly these bytes and
+// returns its error as is (TestDecodePayloadLikeUnmarshal).
+func decodePayload(data []byte, p Payload) error {
+	if u, ok := p.(json.Unmarshaler); ok {
+		return u.UnmarshalJSON(data)
+	}
+	return json.Unmarshal(data, p)
 }
 
 // jsonErrText turns encoding/json errors into a short, field-naming sentence.

@@ -94,6 +94,31 @@ func ItemEncoded(e Event, retention time.Duration, enc DataEncoding) (map[string
 // attribute; an item compressed with a dictionary this version does not
 // know is one of them.
 func EventFromItem(item map[string]types.AttributeValue) (Event, error) {
+	return eventFromItem(item, true)
+}
+
+// ValidateItem is EventFromItem followed by Validate, parsing the data once:
+// Validate decodes it, which rejects what is not JSON, so the JSON check of
+// EventFromItem runs only when Validate fails. The errors are the ones the
+// two calls give: itemErr those of EventFromItem (the item is malformed),
+// else validErr those of Validate, with the event as Validate left it.
+func ValidateItem(item map[string]types.AttributeValue) (e Event, p Payload, itemErr, validErr error) {
+	if e, itemErr = eventFromItem(item, false); itemErr != nil {
+		_, itemErr = EventFromItem(item) // the error the checked read gives first
+		return Event{}, nil, itemErr, nil
+	}
+	if p, validErr = Validate(&e); validErr != nil {
+		if _, err := EventFromItem(item); err != nil {
+			return Event{}, nil, err, nil
+		}
+		return e, nil, nil, validErr
+	}
+	return e, p, nil, nil
+}
+
+// eventFromItem is EventFromItem, which checks that the data is JSON when
+// checkJSON is set.
+func eventFromItem(item map[string]types.AttributeValue, checkJSON bool) (Event, error) {
 	str := func(name string, required bool) (string, error) {
 		av, ok := item[name]
 		if !ok {
@@ -135,6 +160,11 @@ func EventFromItem(item map[string]types.AttributeValue) (Event, error) {
 	if e.Data, err = dataFromItem(item); err != nil {
 		return Event{}, err
 	}
+	if checkJSON {
+		if err := checkDataJSON(e.Data); err != nil {
+			return Event{}, err
+		}
+	}
 	rs, err := str(AttrRecordedAt, false)
 	if err != nil {
 		return Event{}, err
@@ -149,7 +179,8 @@ func EventFromItem(item map[string]types.AttributeValue) (Event, error) {
 	return e, nil
 }
 
-// dataFromItem returns the JSON bytes an item's data attribute holds.
+// dataFromItem returns the bytes an item's data attribute holds (the
+// caller checks that they are JSON: checkDataJSON).
 func dataFromItem(item map[string]types.AttributeValue) (json.RawMessage, error) {
 	var data []byte
 	encAV, compressed := item[AttrDataEncoding]
@@ -176,10 +207,15 @@ func dataFromItem(item map[string]types.AttributeValue) (json.RawMessage, error)
 	default:
 		return nil, fmt.Errorf("%w: attribute %q must be a string (S) or, compressed, a binary (B)", ErrMalformedItem, AttrData)
 	}
-	if !json.Valid(data) {
-		return nil, fmt.Errorf("%w: attribute %q: not valid JSON", ErrMalformedItem, AttrData)
-	}
 	return json.RawMessage(data), nil
+}
+
+// checkDataJSON is the JSON check of an item's data.
+func checkDataJSON(data []byte) error {
+	if !json.Valid(data) {
+		return fmt.Errorf("%w: attribute %q: not valid JSON", ErrMalformedItem, AttrData)
+	}
+	return nil
 }
 
 // TTLOf reads an item's expiry, the epoch seconds in its AttrTTL number;

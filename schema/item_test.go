@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -348,4 +350,73 @@ func FuzzEventFromItemBinary(f *testing.F) {
 			t.Fatalf("invalid JSON returned: %q", e.Data)
 		}
 	})
+}
+
+// TestValidateItem: ValidateItem gives what EventFromItem and then Validate
+// give, errors included, on valid items and on items whose data is not
+// JSON, not a valid payload, or malformed in two ways at once (the checked
+// read's first error wins).
+func TestValidateItem(t *testing.T) {
+	hook := webhookEvents(t)[0]
+	good, err := schema.Item(hook, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	with := func(set map[string]types.AttributeValue) map[string]types.AttributeValue {
+		item := map[string]types.AttributeValue{}
+		for k, v := range good {
+			item[k] = v
+		}
+		for k, v := range set {
+			if v == nil {
+				delete(item, k)
+			} else {
+				item[k] = v
+			}
+		}
+		return item
+	}
+	plainData := func(v string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{schema.AttrData: text(v), schema.AttrDataEncoding: nil}
+	}
+	merge := func(a, b map[string]types.AttributeValue) map[string]types.AttributeValue {
+		for k, v := range b {
+			a[k] = v
+		}
+		return a
+	}
+	tests := []struct {
+		name string
+		item map[string]types.AttributeValue
+	}{
+		{"valid, compressed", good},
+		{"valid, text", with(plainData(string(hook.Data)))},
+		{"data not JSON", with(plainData(`{"action": nope`))},
+		{"data not an object", with(plainData(`[1]`))},
+		{"data JSON but not the payload", with(plainData(`{"action":"queued"}`))},
+		{"data not JSON and an unknown type", with(merge(plainData(`{x`), map[string]types.AttributeValue{schema.AttrEventType: text("nope")}))},
+		{"data not JSON and recordedat malformed", with(merge(plainData(`{x`), map[string]types.AttributeValue{schema.AttrRecordedAt: text("yesterday")}))},
+		{"no id", with(map[string]types.AttributeValue{schema.AttrID: nil})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantEv, wantItemErr := schema.EventFromItem(tt.item)
+			var wantP schema.Payload
+			var wantValidErr error
+			if wantItemErr == nil {
+				wantP, wantValidErr = schema.Validate(&wantEv)
+			}
+			ev, p, itemErr, validErr := schema.ValidateItem(tt.item)
+			if fmt.Sprint(itemErr) != fmt.Sprint(wantItemErr) || fmt.Sprint(validErr) != fmt.Sprint(wantValidErr) {
+				t.Fatalf("errors (%v, %v), want (%v, %v)", itemErr, validErr, wantItemErr, wantValidErr)
+			}
+			if wantItemErr != nil {
+				return
+			}
+			if !reflect.DeepEqual(ev, wantEv) || !reflect.DeepEqual(p, wantP) {
+				t.Fatalf("got %+v %+v\nwant %+v %+v", ev, p, wantEv, wantP)
+			}
+		})
+	}
 }

@@ -23,11 +23,13 @@ func Event(rec events.DynamoDBEventRecord) (ev schema.Event, payload schema.Payl
 	if err != nil {
 		return ev, nil, false, fmt.Errorf("new image: %w", err)
 	}
-	if ev, err = schema.EventFromItem(item); err != nil {
-		return ev, nil, false, err
+	// EventFromItem and Validate, parsing the data once.
+	ev, payload, itemErr, validErr := schema.ValidateItem(item)
+	if itemErr != nil {
+		return schema.Event{}, nil, false, itemErr
 	}
-	if payload, err = schema.Validate(&ev); err != nil {
-		return ev, nil, false, fmt.Errorf("event %s/%s: %w", ev.Subject, ev.ID, err)
+	if validErr != nil {
+		return ev, nil, false, fmt.Errorf("event %s/%s: %w", ev.Subject, ev.ID, validErr)
 	}
 	return ev, payload, true, nil
 }
