@@ -14,7 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/streamfold/streamfold/ingest/simulate"
-	"github.com/streamfold/streamfold/internal/testclock"
+	"github.com/streamfold/streamfold/internal/laptop/testclock"
 	"github.com/streamfold/streamfold/schema"
 )
 
