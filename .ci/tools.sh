@@ -198,6 +198,21 @@ AWS_PROVIDER_MIRROR="$TOOLS_DIR/terraform-providers"
 AWS_PROVIDER_BIN="$AWS_PROVIDER_MIRROR/registry.terraform.io/hashicorp/aws/$AWS_PROVIDER_VERSION/$(go env GOOS 2>/dev/null || echo linux)_$(go env GOARCH 2>/dev/null || echo amd64)/terraform-provider-aws_v$AWS_PROVIDER_VERSION"
 AWS_PROVIDER_RC="$TOOLS_DIR/terraform.rc"
 
+# tfprovider_trim ARG... runs internal/laptop/tfprovider/tfprovider-trim from the repository root.
+# It is built into $TOOLS_DIR/bin first: seconds when Go's build cache has it, about a minute on
+# a cold cache, with progress then (its output goes to stderr: the -list output is captured).
+tfprovider_trim() {
+  local bin="$TOOLS_DIR/bin/tfprovider-trim"
+  mkdir -p "$TOOLS_DIR/bin"
+  if [ -x "$bin" ]; then
+    (cd "$ROOT" && go build -o "$bin" ./internal/laptop/tfprovider/tfprovider-trim) >&2 || return 1
+  else
+    progress "building the provider trimmer (internal/laptop/tfprovider)" "~1 min on a cold Go cache" -- \
+      bash -c 'cd "$1" && exec go build -o "$2" ./internal/laptop/tfprovider/tfprovider-trim' _ "$ROOT" "$bin" >&2 || return 1
+  fi
+  (cd "$ROOT" && "$bin" "$@")
+}
+
 # aws_provider_want -> the stamp: module@commit, release, and what it was trimmed to (the
 # sorted aws_* types of terraform/*.tf, hashed), or "full".
 aws_provider_want() {
@@ -205,7 +220,7 @@ aws_provider_want() {
   if [ "${STREAMFOLD_TF_PROVIDER_FULL:-}" = "1" ]; then
     trim=full
   else
-    trim="trimmed:$( (cd "$ROOT" && go run ./internal/laptop/tfprovider/tfprovider-trim -list -config terraform) | sha256sum | cut -c1-12)"
+    trim="trimmed:$(tfprovider_trim -list -config terraform | sha256sum | cut -c1-12)"
   fi
   echo "$AWS_PROVIDER_MODULE@$AWS_PROVIDER_COMMIT ($AWS_PROVIDER_VERSION, $trim)"
 }
@@ -253,8 +268,7 @@ install_aws_provider() {
     log "aws-provider: STREAMFOLD_TF_PROVIDER_FULL=1: building every service (~27 min on 2 cores)"
   else
     log "aws-provider: trimming to the services terraform/*.tf uses (internal/laptop/tfprovider)"
-    (cd "$ROOT" && go run ./internal/laptop/tfprovider/tfprovider-trim -src "$src" -config terraform) \
-      || die "trimming the provider's source failed"
+    tfprovider_trim -src "$src" -config terraform || die "trimming the provider's source failed"
   fi
   local out="$AWS_PROVIDER_BIN.new" progress_log rc=0
   mkdir -p "$(dirname "$AWS_PROVIDER_BIN")"
