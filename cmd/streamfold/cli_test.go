@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/streamfold/streamfold/archiver"
+	"github.com/streamfold/streamfold/toolkit/emit"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -117,7 +118,7 @@ func TestHelp(t *testing.T) {
 		{"dev -h", []string{"dev", "-h"}, exitOK, "streamfold dev up"},
 		{"dev unknown", []string{"dev", "sideways"}, exitUsage, `unknown subcommand "sideways"`},
 		{"events -h", []string{"events", "-h"}, exitOK, "streamfold events summary"},
-		{"emit bad flag", []string{"emit", "--nope"}, exitUsage, "flag provided but not defined: -nope\nrun 'streamfold emit -h' for its flags\n"},
+		{"emit bad flag", []string{"emit", "--nope"}, exitUsage, "streamfold emit: unknown flag --nope\nrun 'streamfold emit --help' for its flags\n"},
 		{"query bad flag value", []string{"query", "jobs", "--installation", "abc"}, exitUsage, "run 'streamfold query jobs -h' for its flags"},
 		{"simulate bad start", []string{"simulate", "--start", "yesterday"}, exitUsage, "--start: want YYYY-MM-DD"},
 		{"simulate bad days", []string{"simulate", "--days", "400", "--out", "-"}, exitUsage, "Days"},
@@ -183,7 +184,7 @@ func TestEmitMixedFile(t *testing.T) {
 // put that failed.
 func withoutCapacity(t *testing.T, out string) string {
 	t.Helper()
-	var sum emitSummary
+	var sum emit.Result
 	if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.EmitSummary == nil || sum.ConsumedCapacity == nil {
 		t.Fatalf("emit summary without consumedCapacity (%v):\n%s", err, out)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/streamfold/streamfold/internal/opswatch"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
+	"github.com/streamfold/streamfold/toolkit/emit"
 )
 
 func init() {
@@ -128,7 +129,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 		if sub == "redrive" {
 			return errorf(env, exitUsage, "deadletter redrive: --consumer: must be projector or archiver (the ingest function's failures are dead letters: use list and replay), got %q", *consumer)
 		}
-		tags, err := tagSource(*sfnTags, g.ddbEndpoint != "", func() ingest.TagLister { return sfn.NewFromConfig(clients.AWS) })
+		tags, err := emit.TagSource(*sfnTags, g.DynamoDBEndpoint != "", func() ingest.TagLister { return sfn.NewFromConfig(clients.AWS) })
 		if err != nil {
 			return errorf(env, exitUsage, "deadletter: --sfn-tags: %v", err)
 		}

@@ -146,8 +146,8 @@ func runDev(ctx context.Context, env *cliEnv, args []string) int {
 
 func provisionLocal(ctx context.Context, st devstack.Status, cfg devstack.Config, prefix, stage string) (devReport, error) {
 	var rep devReport
-	g := globals{ddbEndpoint: st.DynamoDB.Endpoint, s3Endpoint: st.S3.Endpoint, region: "us-east-1",
-		s3Key: cfg.S3AccessKey, s3Secret: cfg.S3SecretKey, prefix: prefix, stage: stage}
+	g := globals{DynamoDBEndpoint: st.DynamoDB.Endpoint, S3Endpoint: st.S3.Endpoint, Region: "us-east-1",
+		s3Key: cfg.S3AccessKey, s3Secret: cfg.S3SecretKey, Prefix: prefix, Stage: stage}
 	n, err := g.naming()
 	if err != nil {
 		return rep, err

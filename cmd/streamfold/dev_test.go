@@ -57,7 +57,7 @@ func TestWriteArchiveModeRoundTrip(t *testing.T) {
 // warehouse's own, and the archive opens on the filesystem, not S3.
 func TestArchiveDirCatalog(t *testing.T) {
 	dir := t.TempDir()
-	g := globals{archiveDir: dir, prefix: "streamfold", stage: "dev"}
+	g := globals{ArchiveDir: dir, Prefix: "streamfold", Stage: "dev"}
 	got, err := g.catalogURI()
 	if err != nil || got != "sqlite:"+dir+"/catalog.db" {
 		t.Fatalf("catalogURI = %q, %v; want sqlite:%s/catalog.db", got, err, dir)

@@ -1,25 +1,36 @@
 // Command streamfold runs streamfold locally and operates it: the local
-// stack, producers (emit, simulate) and inspection of the event log.
+// stack, producers (emit, simulate), the consumers (run, serve), the dead
+// letters, the archive, reconcile, rebuild, verify, queries and deploys.
 //
-// Run `streamfold help` for the list of commands and `streamfold CMD -h` for
-// one command's flags.
+// The workflows themselves live in the packages under toolkit/; this
+// program parses flags (github.com/alecthomas/kong: one command tree, help
+// generated from it, STREAMFOLD_* environment defaults on every flag that
+// has one), wires the clients and renders results as text or, with --json,
+// JSON.
+//
+// Run `streamfold --help` for the list of commands and `streamfold CMD
+// --help` for one command's flags.
 package main
 
 import (
 	"context"
+	"embed"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/toolkit"
 )
 
-// Exit codes shared by every subcommand.
+// Exit codes shared by every command.
 const (
 	exitOK      = 0
 	exitFailed  = 1 // the command ran and found a problem (rejected lines, a difference, ...)
@@ -30,10 +41,18 @@ const (
 	exitConflict = 4
 )
 
-type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, env *cliEnv, args []string) int
+// cli is the command tree. Commands still on the flag package are added
+// as passthrough commands by legacyCommands.
+type cli struct {
+	output
+
+	Emit emitCmd `cmd:"" help:"Append NDJSON events (envelopes, GitHub deliveries, EventBridge events) to the event table."`
+}
+
+// output are the flags every command shares: how results are printed.
+type output struct {
+	JSON  bool `help:"Print the result as JSON on standard output (commands that only print JSON print the same)." sfenv:"STREAMFOLD_JSON"`
+	Quiet bool `help:"No progress on standard error." sfenv:"STREAMFOLD_QUIET"`
 }
 
 // cliEnv carries the process's streams and environment lookup, so commands
@@ -56,10 +75,6 @@ func (env *cliEnv) clock() time.Time {
 	return time.Now().UTC()
 }
 
-var commands = map[string]command{}
-
-func register(c command) { commands[c.name] = c }
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
@@ -67,100 +82,197 @@ func main() {
 	os.Exit(code)
 }
 
-func run(ctx context.Context, env *cliEnv, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
-				return c.run(ctx, env, []string{"-h"})
+//go:embed help
+var helpFS embed.FS
+
+// longHelp is the prose of a command's --help, help/NAME.txt (the flags
+// are generated from the command's struct).
+func longHelp(name string) string {
+	b, err := helpFS.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(err) // a missing help file is a build defect; TestEveryCommandHasHelp finds it
+	}
+	return strings.TrimRight(string(b), "\n")
+}
+
+// kongExit is how kong's exit (after --help) unwinds to run.
+type kongExit int
+
+// newParser builds the command tree for env.
+func newParser(env *cliEnv, c *cli) (*kong.Kong, error) {
+	opts := []kong.Option{
+		kong.Name("streamfold"),
+		kong.Description(longHelp("streamfold")),
+		kong.Writers(env.stdout, env.stderr),
+		kong.Exit(func(code int) { panic(kongExit(code)) }),
+		kong.Resolvers(envResolver(env)),
+		kong.ValueFormatter(helpValue),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.Bind(env),
+		kong.BindTo(context.Background(), (*context.Context)(nil)),
+	}
+	opts = append(opts, legacyCommands()...)
+	return kong.New(c, opts...)
+}
+
+func run(ctx context.Context, env *cliEnv, args []string) (code int) {
+	if env.getenv == nil {
+		env.getenv = func(string) string { return "" }
+	}
+	if len(args) > 0 && args[0] == "help" { // "streamfold help [CMD...]" is "streamfold [CMD...] --help"
+		args = append(append([]string{}, args[1:]...), "--help")
+	}
+	noArgs := len(args) == 0
+	if noArgs { // the help, as a usage error
+		args = []string{"--help"}
+	}
+	var c cli
+	parser, err := newParser(env, &c)
+	if err != nil {
+		panic(err) // the command tree is static: a test finds a broken one
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			k, ok := r.(kongExit)
+			if !ok {
+				panic(r)
+			}
+			code = int(k)
+			if noArgs {
+				code = exitUsage
 			}
 		}
-		usage(env.stdout)
-		if len(args) == 0 {
-			return exitUsage
+	}()
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		return usageError(env, err)
+	}
+	kctx.BindTo(ctx, (*context.Context)(nil))
+	kctx.Bind(&c.output)
+	return exitCodeOf(env, kctx.Run())
+}
+
+// usageError prints a parse error, naming the command and where its help
+// is, and returns exitUsage.
+func usageError(env *cliEnv, err error) int {
+	path := "streamfold"
+	var perr *kong.ParseError
+	if errors.As(err, &perr) && perr.Context != nil {
+		if n := perr.Context.Selected(); n != nil {
+			path = n.FullPath()
 		}
+	}
+	msg := err.Error()
+	if arg, ok := strings.CutPrefix(msg, "unexpected argument "); ok && path == "streamfold" {
+		msg = fmt.Sprintf("unknown command %q", arg)
+	}
+	fmt.Fprintf(env.stderr, "%s: %s\nrun '%s --help' for its flags\n", path, msg, path)
+	return exitUsage
+}
+
+// cmdError is a command's failure with its exit code: exitUsage for bad
+// arguments found after parsing, exitRuntime for a service or a write,
+// exitFailed for a problem the command found.
+type cmdError struct {
+	code int
+	err  error
+}
+
+func (e *cmdError) Error() string { return e.err.Error() }
+func (e *cmdError) Unwrap() error { return e.err }
+
+// fail is a command error with code and a message in fmt.Errorf's form.
+func fail(code int, format string, args ...any) error {
+	return &cmdError{code: code, err: fmt.Errorf(format, args...)}
+}
+
+// exitStatus is an error that only carries an exit code: the command has
+// already said what it found (exitFailed after a report, say).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// exitCodeOf prints err (with the tables hint when a table is missing) and
+// returns its exit code; nil is exitOK, an error without a code exitRuntime.
+func exitCodeOf(env *cliEnv, err error) int {
+	if err == nil {
 		return exitOK
 	}
-	c, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(env.stderr, "streamfold: unknown command %q\n\n", args[0])
-		usage(env.stderr)
-		return exitUsage
+	var st exitStatus
+	if errors.As(err, &st) {
+		return int(st)
 	}
-	return c.run(ctx, env, args[1:])
+	code := exitRuntime
+	var ce *cmdError
+	if errors.As(err, &ce) {
+		code = ce.code
+	}
+	fmt.Fprintf(env.stderr, "streamfold: %v\n", err)
+	var nf *awsclient.TableNotFoundError
+	if errors.As(err, &nf) {
+		fmt.Fprintln(env.stderr, tableHint)
+	}
+	return code
 }
 
-func usage(w io.Writer) {
-	fmt.Fprint(w, `streamfold turns append-only event logs in DynamoDB into the views people read.
-
-Usage:
-  streamfold COMMAND [flags]
-
-Commands:
-`)
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprint(w, `
-Every command takes -h for its flags. Connection flags default from the
-environment: STREAMFOLD_DYNAMODB_ENDPOINT, STREAMFOLD_S3_ENDPOINT,
-STREAMFOLD_PREFIX (default "streamfold"), STREAMFOLD_STAGE (default "dev");
-with no endpoint set the AWS SDK's normal configuration is used.
-
-Exit codes: 0 ok; 1 the command found a problem (e.g. rejected input);
-2 usage error; 3 a service could not be reached or a write failed.
-`)
-}
-
-// parse parses flags and maps -h and bad flags to exit codes; ok=false means
-// return code. -h prints the command's help; a bad flag prints what is
-// wrong and where the help is, not the whole help.
-func parse(fs *flag.FlagSet, env *cliEnv, args []string) (code int, ok bool) {
-	fs.SetOutput(env.stderr)
-	help := fs.Usage
-	fs.Usage = func() {} // the flag package calls it for -h and for errors alike
-	defer func() { fs.Usage = help }()
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			help()
-			return exitOK, false
-		}
-		fmt.Fprintf(env.stderr, "run 'streamfold %s -h' for its flags\n", fs.Name())
-		return exitUsage, false
-	}
-	return 0, true
-}
-
-// subcommand picks the subcommand of a command with subcommands. ok=false
-// means return code: help was asked for (0) or the subcommand is missing or
-// unknown (2, after saying so and printing help).
-func subcommand(env *cliEnv, name string, args []string, help string, allowed ...string) (sub string, code int, ok bool) {
-	if len(args) > 0 {
-		for _, a := range allowed {
-			if args[0] == a {
-				return a, 0, true
+// envResolver gives a flag the value of its sfenv variable (as env sees
+// the environment) when the command line does not set it. Flags name their
+// variable in an sfenv tag rather than kong's env so that the environment
+// is read through cliEnv, which tests replace.
+func envResolver(env *cliEnv) kong.Resolver {
+	return kong.ResolverFunc(func(_ *kong.Context, _ *kong.Path, f *kong.Flag) (any, error) {
+		if name := f.Tag.Get("sfenv"); name != "" {
+			if v := env.getenv(name); v != "" {
+				return v, nil
 			}
 		}
-		if args[0] == "-h" || args[0] == "--help" {
-			fmt.Fprint(env.stderr, commandHelp(name, help))
-			return "", exitOK, false
-		}
-		fmt.Fprintf(env.stderr, "streamfold: %s: unknown subcommand %q\n", name, args[0])
-	}
-	fmt.Fprint(env.stderr, commandHelp(name, help))
-	return "", exitUsage, false
+		return nil, nil
+	})
 }
 
-// commandHelp is the help of a command with subcommands, printed without
-// a subcommand: its flags belong to the subcommands, so the trailing
-// "Flags:" heading gives way to where they are listed.
-func commandHelp(name, help string) string {
-	if body, ok := strings.CutSuffix(help, "Flags:\n"); ok {
-		return body + "Each subcommand lists its flags: streamfold " + name + " SUBCOMMAND -h\n"
+// helpValue is a flag's help with its environment variable (kong shows
+// the default as the flag's placeholder).
+func helpValue(v *kong.Value) string {
+	var extra []string
+	if name := v.Tag.Get("sfenv"); name != "" {
+		extra = append(extra, "env "+name)
 	}
-	return help
+	if len(extra) == 0 {
+		return v.Help
+	}
+	h := strings.TrimSuffix(v.Help, ".")
+	return h + " (" + strings.Join(extra, "; ") + ")."
+}
+
+// render prints a command's result: JSON with --json or when the command
+// has no text form (text is nil), else text.
+func (env *cliEnv) render(out *output, v any, text func(io.Writer) error) error {
+	if out.JSON || text == nil {
+		if err := writeJSON(env.stdout, v); err != nil {
+			return fail(exitRuntime, "%v", err)
+		}
+		return nil
+	}
+	if err := text(env.stdout); err != nil {
+		return fail(exitRuntime, "%v", err)
+	}
+	return nil
+}
+
+// progress is where a command prints progress: standard error, or nowhere
+// with --quiet.
+func (env *cliEnv) progress(out *output) io.Writer {
+	if out.Quiet {
+		return io.Discard
+	}
+	return env.stderr
+}
+
+// exitUsageOr is exitUsage for a workflow's invalid options
+// (toolkit.ErrInvalidOptions), exitRuntime otherwise.
+func exitUsageOr(err error) int {
+	if errors.Is(err, toolkit.ErrInvalidOptions) {
+		return exitUsage
+	}
+	return exitRuntime
 }

@@ -164,7 +164,7 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "query: %v", err)
 	}
-	key, oneOff, err := qCursorKey(o.cursorKey, o.g.ddbEndpoint)
+	key, oneOff, err := qCursorKey(o.cursorKey, o.g.DynamoDBEndpoint)
 	if err != nil {
 		return errorf(env, exitUsage, "query: %v", err)
 	}

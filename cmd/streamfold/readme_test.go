@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/alecthomas/kong"
 )
 
 // readmeCommands are the programs README's sh blocks may run. A new one is
@@ -77,7 +80,7 @@ func checkREADMECommand(t *testing.T, line int, words []string) {
 	if name == "help" {
 		return
 	}
-	if _, ok := commands[name]; !ok {
+	if commandNode(t, name) == nil {
 		t.Errorf("README.md block at line %d: %q: streamfold has no command %q", line, strings.Join(words, " "), name)
 		return
 	}
@@ -96,6 +99,13 @@ func checkREADMECommand(t *testing.T, line int, words []string) {
 // [flags]").
 func subcommandsOf(t *testing.T, name string) []string {
 	t.Helper()
+	if node := commandNode(t, name); node != nil && len(node.Children) > 0 {
+		var subs []string
+		for _, c := range node.Children {
+			subs = append(subs, c.Name)
+		}
+		return subs
+	}
 	_, stdout, stderr := runCLI(t, nil, "", name, "-h")
 	usage, _, _ := strings.Cut(stdout+stderr, "\n\n")
 	re := regexp.MustCompile(`(?m)^\s+streamfold ` + regexp.QuoteMeta(name) + ` ([a-z][a-z-]*)\b`)
@@ -241,4 +251,19 @@ func TestSimpleCommands(t *testing.T) {
 			}
 		})
 	}
+}
+
+// commandNode is the command tree's top-level command name, or nil.
+func commandNode(t *testing.T, name string) *kong.Node {
+	t.Helper()
+	p, err := newParser(&cliEnv{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}, &cli{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Model.Children {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
 }

@@ -321,7 +321,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	cfg.Logger = log
 	cfg.OnPoison = projTally.onPoison(stack.dl.OnPoison(cfg.Consumer))
 	if !*quiet {
-		cfg.Progress = progressWith(printProgress(env, cfg.Consumer, g.ddbEndpoint != ""), projTally)
+		cfg.Progress = progressWith(printProgress(env, cfg.Consumer, g.DynamoDBEndpoint != ""), projTally)
 	}
 	proj, err := streamrun.New(clients.Streams, checkpoints, stack.handler.Handle, cfg)
 	if err != nil {
@@ -348,7 +348,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 		archTally := newQuarantineTally()
 		acfg.OnPoison = archTally.onPoison(projector.NewDeadLetters(archDDB, n.Table(schema.TableDeadLetters)).OnPoison(acfg.Consumer))
 		if !*quiet {
-			acfg.Progress = progressWith(printProgress(env, acfg.Consumer, g.ddbEndpoint != ""), archTally)
+			acfg.Progress = progressWith(printProgress(env, acfg.Consumer, g.DynamoDBEndpoint != ""), archTally)
 		}
 		archCheckpoints := streamrun.NewDynamoCheckpoints(archDDB, n.Table(schema.TableCheckpoints))
 		// The archive being gone (its bucket, or the metadata its catalog

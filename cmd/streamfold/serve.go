@@ -22,6 +22,7 @@ import (
 	"github.com/streamfold/streamfold/internal/opsview"
 	"github.com/streamfold/streamfold/query"
 	"github.com/streamfold/streamfold/schema"
+	"github.com/streamfold/streamfold/toolkit/emit"
 )
 
 func init() {
@@ -179,7 +180,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	var in *serveIngest
 	if *withIngest {
-		tags, err := tagSource(*sfnTags, g.ddbEndpoint != "", func() ingest.TagLister { return sfn.NewFromConfig(clients.AWS) })
+		tags, err := emit.TagSource(*sfnTags, g.DynamoDBEndpoint != "", func() ingest.TagLister { return sfn.NewFromConfig(clients.AWS) })
 		if err != nil {
 			return errorf(env, exitUsage, "serve: --sfn-tags: %v", err)
 		}

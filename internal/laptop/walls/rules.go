@@ -6,12 +6,13 @@ import "github.com/streamfold/streamfold/terraform/deploy"
 const Module = "github.com/streamfold/streamfold"
 
 // LaptopOnly are the module's packages that run on a laptop (or in CI), never
-// in a Lambda function: everything under internal/laptop/, the CLI, the
-// Terraform driver, the workload simulator and every *test package (test
+// in a Lambda function: everything under internal/laptop/, the CLI and the
+// operator's workflows it runs (toolkit/), the Terraform driver, the workload simulator and every *test package (test
 // helpers outside internal/laptop, such as projector/storetest).
 var LaptopOnly = []string{
 	Module + "/internal/laptop/...",
 	Module + "/cmd/streamfold",
+	Module + "/toolkit/...",
 	Module + "/terraform/...",
 	Module + "/ingest/simulate/...",
 	Module + "/*test",
