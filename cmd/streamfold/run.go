@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -435,7 +434,7 @@ func printRunSummary(w io.Writer, sum runSummary) error {
 			fmt.Fprintf(&b, ", stopped: %s", c.Error)
 		}
 		b.WriteString("\n")
-		writeCapacity(&b, "           ", "record", c.ConsumedCapacity, c.ConsumedCapacity.PerRecord)
+		c.ConsumedCapacity.WriteText(&b, "           ", "record", c.ConsumedCapacity.PerRecord)
 	}
 	fmt.Fprintf(&b, "prices: %s: $%g per million write units, $%g per million read units\n",
 		capacity.PriceNote, capacity.WriteRequestUnitPrice, capacity.ReadRequestUnitPrice)
@@ -446,48 +445,6 @@ func printRunSummary(w io.Writer, sum runSummary) error {
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// writeCapacity prints a snapshot in two lines or fewer, indented: units
-// per what (record, event) with their price and the totals, and the tables
-// from the most to the least units.
-func writeCapacity(b *strings.Builder, indent, what string, s capacity.Snapshot, per *capacity.Rate) {
-	if per == nil {
-		per = &capacity.Rate{}
-	}
-	fmt.Fprintf(b, "%scapacity: %.3g write + %.3g read units per %s = $%.3g per million %ss on demand (%g write + %g read units in all",
-		indent, per.Write, per.Read, what, per.DollarsPerMillion, what, s.Write, s.Read)
-	var failed int64
-	for _, o := range s.ByOperation {
-		failed += o.Failed
-	}
-	if failed > 0 {
-		fmt.Fprintf(b, "; %d failed calls reported none", failed)
-	}
-	b.WriteString(")\n")
-	if len(s.ByTable) == 0 {
-		return
-	}
-	names := make([]string, 0, len(s.ByTable))
-	for name := range s.ByTable {
-		names = append(names, name)
-	}
-	slices.SortFunc(names, func(x, y string) int {
-		ux, uy := s.ByTable[x], s.ByTable[y]
-		if d := (uy.Write + uy.Read) - (ux.Write + ux.Read); d != 0 {
-			if d > 0 {
-				return 1
-			}
-			return -1
-		}
-		return strings.Compare(x, y)
-	})
-	parts := make([]string, 0, len(names))
-	for _, name := range names {
-		u := s.ByTable[name]
-		parts = append(parts, fmt.Sprintf("%s %gW %gR", name, u.Write, u.Read))
-	}
-	fmt.Fprintf(b, "%sby table: %s\n", indent, strings.Join(parts, ", "))
 }
 
 // printProgress prints a consumer's counters when they moved (streamrun

@@ -283,7 +283,7 @@ func appendCapacity(m *capacity.Meter, accepted int, n schema.Naming) capacity.S
 // printAppendCapacity prints what appending cost, for people.
 func printAppendCapacity(w io.Writer, what string, s capacity.Snapshot) {
 	var b strings.Builder
-	writeCapacity(&b, what+": ", "event", s, s.PerEvent)
+	s.WriteText(&b, what+": ", "event", s.PerEvent)
 	fmt.Fprintf(&b, "%s: prices: %s\n", what, capacity.PriceNote)
 	_, _ = io.WriteString(w, b.String())
 }
