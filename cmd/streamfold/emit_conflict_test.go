@@ -81,7 +81,7 @@ func TestEmitFutureTimeDynamoDBLocal(t *testing.T) {
 		t.Fatalf("--max-future-skew 26h: exit %d\n%s", code, out)
 	}
 	env[envMaxFutureSkew] = "tomorrow"
-	if code, _, errOut := runCLI(t, env, in, "emit", "--quiet", "-"); code != exitUsage || !strings.Contains(errOut, envMaxFutureSkew+`: want a duration such as 24h, got "tomorrow"`) {
+	if code, _, errOut := runCLI(t, env, in, "emit", "--quiet", "-"); code != exitUsage || !strings.Contains(errOut, envMaxFutureSkew+`="tomorrow" (from the environment): expected duration`) {
 		t.Fatalf("bad %s: exit %d\n%s", envMaxFutureSkew, code, errOut)
 	}
 }

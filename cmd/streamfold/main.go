@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"strings"
 	"syscall"
 	"time"
@@ -221,12 +222,21 @@ func exitCodeOf(env *cliEnv, err error) int {
 // is read through cliEnv, which tests replace.
 func envResolver(env *cliEnv) kong.Resolver {
 	return kong.ResolverFunc(func(_ *kong.Context, _ *kong.Path, f *kong.Flag) (any, error) {
-		if name := f.Tag.Get("sfenv"); name != "" {
-			if v := env.getenv(name); v != "" {
-				return v, nil
-			}
+		name := f.Tag.Get("sfenv")
+		v := ""
+		if name != "" {
+			v = env.getenv(name)
 		}
-		return nil, nil
+		if v == "" {
+			return nil, nil
+		}
+		// Parse a copy first, so a bad value names the variable it came from.
+		scratch := reflect.New(f.Target.Type()).Elem()
+		if err := f.Parse(kong.ScanFromTokens(kong.Token{Type: kong.FlagValueToken, Value: v}), scratch); err != nil {
+			msg := strings.TrimPrefix(err.Error(), "--"+f.Name+": ")
+			return nil, fmt.Errorf("%s=%q (from the environment): %s", name, v, msg)
+		}
+		return v, nil
 	})
 }
 
