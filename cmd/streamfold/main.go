@@ -96,6 +96,10 @@ func longHelp(name string) string {
 	return strings.TrimRight(string(b), "\n")
 }
 
+// helpWidth is the widest the help is wrapped (narrower on a narrower
+// terminal or $COLUMNS).
+const helpWidth = 100
+
 // kongExit is how kong's exit (after --help) unwinds to run.
 type kongExit int
 
@@ -108,7 +112,7 @@ func newParser(env *cliEnv, c *cli) (*kong.Kong, error) {
 		kong.Exit(func(code int) { panic(kongExit(code)) }),
 		kong.Resolvers(envResolver(env)),
 		kong.ValueFormatter(helpValue),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true, WrapUpperBound: helpWidth}),
 		kong.Bind(env),
 		kong.BindTo(context.Background(), (*context.Context)(nil)),
 	}
