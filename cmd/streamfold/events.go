@@ -47,7 +47,7 @@ func (c *eventsListCmd) Run(ctx context.Context, env *cliEnv, out *output) error
 	}
 	res, err := inspect.Subject(ctx, clients.DynamoDB, n, inspect.SubjectOptions{Subject: c.Subject})
 	if err != nil {
-		return fail(exitUsageOr(err), "events list: %v", err)
+		return failed("events list", err)
 	}
 	return env.render(out, res.Events, res.WriteText)
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
+	"github.com/streamfold/streamfold/toolkit"
 	"github.com/streamfold/streamfold/toolkit/localrun"
 )
 
@@ -48,7 +50,7 @@ func (c *runCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 		GSIShards: shards, Logger: slog.New(slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: level})),
 	}
 	if err := o.Validate(); err != nil {
-		return fail(exitUsage, "run: %v", err)
+		return failed("run", err)
 	}
 	clients, err := c.clients(ctx)
 	if err != nil {
@@ -65,7 +67,7 @@ func (c *runCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	}
 	res, err := localrun.Run(ctx, clients, n, o)
 	if res == nil {
-		return fail(exitUsageOr(err), "run: %v", err)
+		return failed("run", err)
 	}
 	if rerr := env.render(out, res, res.WriteText); rerr != nil {
 		return rerr
@@ -74,4 +76,14 @@ func (c *runCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 		return fail(exitRuntime, "run: %v", err)
 	}
 	return nil
+}
+
+// failed is a workflow's error: invalid options (which name the workflow
+// and the field) as they are, with exitUsage; anything else after the
+// command's name, with exitRuntime.
+func failed(cmd string, err error) error {
+	if errors.Is(err, toolkit.ErrInvalidOptions) {
+		return fail(exitUsage, "%v", err)
+	}
+	return fail(exitRuntime, "%s: %v", cmd, err)
 }

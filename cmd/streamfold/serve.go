@@ -44,7 +44,7 @@ func (c *serveCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 		Logger: slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level})),
 	}
 	if err := o.Validate(); err != nil {
-		return fail(exitUsage, "serve: %v", err)
+		return failed("serve", err)
 	}
 	clients, err := c.clients(ctx)
 	if err != nil {
@@ -52,7 +52,7 @@ func (c *serveCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	}
 	srv, err := apiserver.New(clients, n, c.DynamoDBEndpoint != "", o)
 	if err != nil {
-		return fail(exitUsageOr(err), "serve: %v", err)
+		return failed("serve", err)
 	}
 	if err := srv.Listen(); err != nil {
 		return fail(exitRuntime, "serve: %v", err)

@@ -20,7 +20,7 @@ func (c *summaryCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	}
 	o := inspect.ProjectionsOptions{Date: c.Date}
 	if err := o.Validate(); err != nil {
-		return fail(exitUsage, "summary: %v", err)
+		return failed("summary", err)
 	}
 	clients, err := c.clients(ctx)
 	if err != nil {
@@ -28,7 +28,7 @@ func (c *summaryCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	}
 	sum, err := inspect.Projections(ctx, clients.DynamoDB, n, o)
 	if err != nil {
-		return fail(exitUsageOr(err), "summary: %v", err)
+		return failed("summary", err)
 	}
 	return env.render(out, sum, sum.WriteText)
 }
