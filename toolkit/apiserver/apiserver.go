@@ -11,6 +11,7 @@
 package apiserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -102,25 +103,12 @@ func (o *Options) Validate() error {
 			return toolkit.Invalid("serve", "IngestToken", err, "")
 		}
 	}
-	if _, err := ingest.ParsePayloadPolicy(o.payloads()); err != nil {
-		return toolkit.Invalid("serve", "SFNPayloads", err, "")
-	}
-	if o.MaxFutureSkew < 0 || o.MaxFutureSkew > ingest.MaxMaxFutureSkew {
-		return toolkit.Invalid("serve", "MaxFutureSkew", nil, fmt.Sprintf("must be positive and at most %s, got %s", ingest.MaxMaxFutureSkew, o.MaxFutureSkew))
-	}
 	if o.Ingest && o.WebhookSecret != "" {
 		if err := ingest.CheckWebhookSecret([]byte(o.WebhookSecret)); err != nil {
 			return toolkit.Invalid("serve", "WebhookSecret", err, "")
 		}
 	}
-	return nil
-}
-
-func (o *Options) payloads() string {
-	if o.SFNPayloads == "" {
-		return "hash"
-	}
-	return o.SFNPayloads
+	return emit.CheckAppendSettings("serve", o.SFNPayloads, o.MaxFutureSkew)
 }
 
 // Server is a server built by New: what it serves and with which secrets.
@@ -205,7 +193,7 @@ func (s *Server) withIngest(c *awsclient.Clients, n schema.Naming, local bool, o
 	if s.IngestToken == "" {
 		s.IngestToken, s.IngestTokenGenerated = base64.RawURLEncoding.EncodeToString(random(24)), true
 	}
-	payloads, _ := ingest.ParsePayloadPolicy(o.payloads())
+	payloads, _ := ingest.ParsePayloadPolicy(cmp.Or(o.SFNPayloads, "hash"))
 	appender, err := ingest.NewAppender(c.DynamoDB, ingest.AppenderConfig{
 		Table: n.Table(schema.TableEvents), Payloads: payloads, MaxFutureSkew: o.MaxFutureSkew,
 		DeadLetters: deadletter.NewTable(c.DynamoDB, n.Table(schema.TableDeadLetters)),
