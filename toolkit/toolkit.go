@@ -5,6 +5,11 @@
 //
 //   - conn: connection settings (naming, AWS clients, the archive)
 //   - emit: append NDJSON events to the event table
+//   - localrun: run the consumers (projector, archiver) over the event
+//     table's stream locally, with Lambda's semantics
+//   - apiserver: serve the HTTP API, the dashboard and the ingest routes
+//   - inspect: what the event table holds, one subject's events, what was
+//     projected
 //
 // The streamfold CLI (cmd/streamfold) is a thin layer over them: flags,
 // wiring and rendering. None of them ships to Lambda (internal/laptop/walls).

@@ -20,6 +20,7 @@ import (
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/toolkit/emit"
+	"github.com/streamfold/streamfold/toolkit/localrun"
 )
 
 func init() {
@@ -157,11 +158,11 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return errorf(env, exitUsage, "deadletter redrive: %v", err)
 	}
-	stack, err := newProjectorStack(ctx, clients.DynamoDB, n, projector.Config{GSIShards: shards}, projectorConsumer, nil, projWatch, log)
+	stack, err := localrun.NewProjector(ctx, clients.DynamoDB, n, projector.Config{GSIShards: shards}, projectorConsumer, nil, projWatch, log)
 	if err != nil {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}
-	handle := stack.handler.Handle
+	handle := stack.Handler.Handle
 	switch *consumer {
 	case "projector":
 	case "archiver":
@@ -179,7 +180,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 	if sub == "redrive" {
 		return runRedrive(ctx, env, fs.Args(), clients.Streams, clients.S3, handle, *consumer, *dryRun, log)
 	}
-	letters, err := stack.dl.List(ctx, *consumer)
+	letters, err := stack.DeadLetters.List(ctx, *consumer)
 	if err != nil {
 		return errorf(env, exitRuntime, "deadletter: %v", err)
 	}
@@ -212,7 +213,7 @@ func runDeadLetter(ctx context.Context, env *cliEnv, args []string) int {
 			res.Failed = append(res.Failed, fmt.Sprintf("%s: %s failed (%v)", d.Position, *consumer, err))
 			continue
 		}
-		if err := stack.dl.MarkReplayed(ctx, d); err != nil {
+		if err := stack.DeadLetters.MarkReplayed(ctx, d); err != nil {
 			res.Failed = append(res.Failed, d.Position+": "+err.Error())
 			continue
 		}

@@ -48,6 +48,11 @@ type cli struct {
 	output
 
 	Emit emitCmd `cmd:"" help:"Append NDJSON events (envelopes, GitHub deliveries, EventBridge events) to the event table."`
+
+	Run     runCmd     `cmd:"" help:"Consume the event table's stream locally: project it and archive it (Lambda's semantics)."`
+	Serve   serveCmd   `cmd:"" help:"Serve the HTTP JSON API and the dashboard locally."`
+	Summary summaryCmd `cmd:"" help:"Summarise what was projected: items per projection, sf vs ldf daily metrics."`
+	Events  eventsCmd  `cmd:"" help:"Inspect the event table: summary, or the events of one subject."`
 }
 
 // output are the flags every command shares: how results are printed.

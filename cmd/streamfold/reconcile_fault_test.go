@@ -36,6 +36,7 @@ import (
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/reconcile"
 	"github.com/streamfold/streamfold/schema"
+	"github.com/streamfold/streamfold/toolkit/localrun"
 )
 
 // TestReconcileFaults makes both consumers miss records in each way a
@@ -265,7 +266,7 @@ func runWrapped(t *testing.T, c *awsclient.Clients, n schema.Naming, bucket stri
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	stack, err := newProjectorStack(ctx, c.DynamoDB, n, projector.Config{}, "projector", nil, nil, log)
+	stack, err := localrun.NewProjector(ctx, c.DynamoDB, n, projector.Config{}, "projector", nil, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,13 +274,13 @@ func runWrapped(t *testing.T, c *awsclient.Clients, n schema.Naming, bucket stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	handlers := map[string]streamrun.Handler{"projector": stack.handler.Handle, "archiver": stopOnPermanent(archiver.NewHandler(a, log).Process)}
+	handlers := map[string]streamrun.Handler{"projector": stack.Handler.Handle, "archiver": localrun.StopOnPermanent(archiver.NewHandler(a, log).Process)}
 	var wg sync.WaitGroup
 	errs := map[string]error{}
 	var mu sync.Mutex
 	for consumer, h := range handlers {
 		cfg := streamrun.Config{
-			StreamARN: stack.streams, Consumer: consumer, BatchSize: 100, MaxRetryAttempts: maxRetries, UntilCaughtUp: true,
+			StreamARN: stack.StreamARN, Consumer: consumer, BatchSize: 100, MaxRetryAttempts: maxRetries, UntilCaughtUp: true,
 			Ops: opsrec.Store{API: c.DynamoDB, Table: n.Table(schema.TableCheckpoints)}, Logger: log,
 			OnPoison: projector.NewDeadLetters(c.DynamoDB, n.Table(schema.TableDeadLetters)).OnPoison(consumer),
 		}

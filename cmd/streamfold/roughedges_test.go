@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamfold/streamfold/internal/laptop/streamrun"
 	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -102,33 +101,5 @@ func TestNoAWSFailsFast(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestRunProgressOnlyWhenMoved: run's progress prints a line when a
-// counter moves, never the same line again, and says when its lag is
-// approximate.
-func TestRunProgressOnlyWhenMoved(t *testing.T) {
-	var errb strings.Builder
-	env := &cliEnv{stderr: &errb}
-	p := printProgress(env, "projector", true)
-	s := streamrun.Stats{Records: 100, Batches: 1, ShardsOpen: 1, LagMillis: 61_000}
-	p(s)
-	s.LagMillis = 62_000 // a caught-up stream: only the clock moved
-	p(s)
-	p(s)
-	s.Records, s.Batches = 250, 2
-	p(s)
-	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("%d lines, want 2 (the first report and the one that moved):\n%s", len(lines), errb.String())
-	}
-	if !strings.Contains(lines[0], "100 records in 1 batches, lag ~61s (approximate: DynamoDB Local rounds") || !strings.Contains(lines[1], "250 records in 2 batches") {
-		t.Fatalf("lines:\n%s", errb.String())
-	}
-	errb.Reset()
-	printProgress(env, "archiver", false)(streamrun.Stats{Records: 3, LagMillis: 1500})
-	if got := errb.String(); !strings.Contains(got, "lag 1.5s,") || strings.Contains(got, "approximate") {
-		t.Fatalf("AWS progress line: %s", got)
 	}
 }

@@ -80,10 +80,16 @@ func TestRunStartingPositionLatest(t *testing.T) {
 }
 
 func TestRunStartingPositionUsage(t *testing.T) {
-	for _, args := range [][]string{{"--starting-position", "at_timestamp"}, {"--heartbeat-interval", "0s"}} {
-		code, _, errOut := runCLI(t, map[string]string{}, "", append([]string{"run"}, args...)...)
-		if code != exitUsage || !strings.Contains(errOut, args[0]) {
-			t.Errorf("run %v: exit %d, %s: want a usage error naming %s", args, code, errOut, args[0])
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--starting-position", "at_timestamp"}, "--starting-position"},
+		{[]string{"--heartbeat-interval", "0s"}, "run: Options.HeartbeatInterval: must be positive"},
+	} {
+		code, _, errOut := runCLI(t, map[string]string{}, "", append([]string{"run"}, tt.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, tt.want) {
+			t.Errorf("run %v: exit %d, %s: want a usage error naming %s", tt.args, code, errOut, tt.want)
 		}
 	}
 }

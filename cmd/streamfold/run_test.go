@@ -20,7 +20,11 @@ import (
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/schema"
+	"github.com/streamfold/streamfold/toolkit/localrun"
 )
+
+// runSummary is run's --json summary.
+type runSummary = localrun.Result
 
 // runCLIWithin is runCLI that gives up after d (its context ends).
 func runCLIWithin(t *testing.T, d time.Duration, env map[string]string, args ...string) (code int, stdout, stderr string, took time.Duration) {

@@ -11,6 +11,7 @@
 package emit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -53,11 +54,21 @@ func (o *Options) Validate() error {
 		return toolkit.Invalid("emit", "Input", nil, "is nil")
 	case o.BatchLines < 0:
 		return toolkit.Invalid("emit", "BatchLines", nil, fmt.Sprintf("must not be negative, got %d", o.BatchLines))
-	case o.MaxFutureSkew < 0 || o.MaxFutureSkew > ingest.MaxMaxFutureSkew:
-		return toolkit.Invalid("emit", "MaxFutureSkew", nil, fmt.Sprintf("must be positive and at most %s, got %s", ingest.MaxMaxFutureSkew, o.MaxFutureSkew))
 	}
-	if _, err := ingest.ParsePayloadPolicy(o.payloads()); err != nil {
-		return toolkit.Invalid("emit", "SFNPayloads", err, "")
+	return CheckAppendSettings("emit", o.SFNPayloads, o.MaxFutureSkew)
+}
+
+// CheckAppendSettings checks the settings of every workflow that appends
+// events (emit, serve's ingest routes): the future skew (zero is
+// ingest.DefaultMaxFutureSkew) and the Step Functions payload policy
+// (empty is "hash"). Its errors name the options fields MaxFutureSkew and
+// SFNPayloads of workflow.
+func CheckAppendSettings(workflow, payloads string, maxFutureSkew time.Duration) error {
+	if maxFutureSkew < 0 || maxFutureSkew > ingest.MaxMaxFutureSkew {
+		return toolkit.Invalid(workflow, "MaxFutureSkew", nil, fmt.Sprintf("must be positive and at most %s, got %s", ingest.MaxMaxFutureSkew, maxFutureSkew))
+	}
+	if _, err := ingest.ParsePayloadPolicy(cmp.Or(payloads, "hash")); err != nil {
+		return toolkit.Invalid(workflow, "SFNPayloads", err, "")
 	}
 	return nil
 }
