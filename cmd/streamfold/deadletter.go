@@ -114,8 +114,7 @@ func (c *deadletterRedriveCmd) Run(ctx context.Context, env *cliEnv, out *output
 	return nil
 }
 
-// connect checks the tables' naming (exitUsage) and opens the clients
-// (exitRuntime), for cmd.
+// connect checks the naming (exitUsage) and opens the clients (exitRuntime).
 func connect(ctx context.Context, g *globals, cmd string) (*awsclient.Clients, error) {
 	if _, err := g.naming(); err != nil {
 		return nil, fail(exitUsage, "%s: %w", cmd, err)

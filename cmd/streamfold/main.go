@@ -47,6 +47,7 @@ type cli struct {
 	output
 
 	Emit emitCmd `cmd:"" help:"Append NDJSON events (envelopes, GitHub deliveries, EventBridge events) to the event table."`
+
 	Deadletter deadletterCmd `cmd:"" help:"List or replay records the projector, archiver or ingest function could not process; redrive failed stream batches."`
 	Rebuild    rebuildCmd    `cmd:"" help:"Rebuild the projections from the Parquet archive, into fresh tables or in place."`
 	Verify     verifyCmd     `cmd:"" help:"Recompute metrics rows and run summaries from the archive and list every difference."`

@@ -53,8 +53,7 @@ func (c *rebuildCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	return nil
 }
 
-// foldFlags tune the fold of the archive (repair.Fold; rebuild and
-// verify). The defaults are repair.DefaultFold's.
+// foldFlags tune the fold of the archive (repair.Fold, whose DefaultFold the defaults are).
 type foldFlags struct {
 	Chunk     int `default:"2000" help:"Events per projector call (whole subjects)."`
 	Workers   int `default:"2" help:"Projector calls at once."`

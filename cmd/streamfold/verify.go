@@ -16,9 +16,6 @@ type verifyCmd struct {
 func (verifyCmd) Help() string { return longHelp("verify") }
 
 func (c *verifyCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
-	if _, err := c.naming(); err != nil {
-		return fail(exitUsage, "verify: %w", err)
-	}
 	o := repair.VerifyOptions{Archive: c.FromArchive, Kinds: c.Only, Fold: c.fold(env, out)}
 	if err := o.Validate(); err != nil {
 		return workflowErr("verify", exitUsage, err)
