@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"maps"
 
-
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/internal/deadletter"
 )

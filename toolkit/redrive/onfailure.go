@@ -262,4 +262,3 @@ func s3Batches(ctx context.Context, api ObjectsAPI, bucket, key string) ([]Batch
 	}
 	return got, nil
 }
-

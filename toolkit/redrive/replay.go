@@ -64,7 +64,9 @@ func (l Letters) MarshalJSON() ([]byte, error) {
 // a count line.
 func (l Letters) WriteText(w io.Writer) error {
 	cols := []string{"SEQUENCE", "EVENT_ID", "STATUS", "REASON", "ERROR"}
-	row := func(d deadletter.Letter) []string { return []string{d.SequenceNumber, d.EventID, d.Status, d.Reason, d.Error} }
+	row := func(d deadletter.Letter) []string {
+		return []string{d.SequenceNumber, d.EventID, d.Status, d.Reason, d.Error}
+	}
 	if l.Consumer == Ingest {
 		cols = []string{"POSITION", "STATUS", "REASON", "ERROR"}
 		row = func(d deadletter.Letter) []string { return []string{d.Position, d.Status, d.Reason, d.Error} }
