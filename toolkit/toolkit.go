@@ -5,6 +5,8 @@
 //
 //   - conn: connection settings (naming, AWS clients, the archive)
 //   - emit: append NDJSON events to the event table
+//   - redrive: list and replay dead letters; redrive failed stream batches
+//   - repair: verify the projections against the archive; rebuild them
 //
 // The streamfold CLI (cmd/streamfold) is a thin layer over them: flags,
 // wiring and rendering. None of them ships to Lambda (internal/laptop/walls).

@@ -20,7 +20,7 @@ import (
 
 // TestRedriveFromS3OnFailureObjects puts in MinIO, under the key layout of
 // an S3 on-failure destination, an object of the documented shape
-// (testdata/redrive/s3_object.json) whose payload holds 120 records read
+// (toolkit/redrive/testdata/s3_object.json) whose payload holds 120 records read
 // from the stream, and whose DDBStreamBatchInfo names a shard that no
 // longer exists: redrive replays the records from the object without
 // reading the stream (source "payload"), from the object's URI and from

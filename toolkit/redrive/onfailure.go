@@ -22,7 +22,7 @@ import (
 // records (SQS, SNS) and, in an S3 destination's object only, "payload":
 // the whole invocation event ({"Records": [...]}) as a JSON string
 // (AWS Lambda developer guide, "Retain discarded records for a DynamoDB
-// event source in Lambda"; testdata/redrive/README.md).
+// event source in Lambda"; testdata/README.md).
 type onFailureRecord struct {
 	RequestContext struct {
 		Condition   string `json:"condition"`
