@@ -22,6 +22,8 @@ import (
 	"github.com/streamfold/streamfold/toolkit/repair"
 )
 
+// TestRebuildVerifyUsage: the help and the usage errors of rebuild,
+// verify and deadletter, found before any service is called.
 func TestRebuildVerifyUsage(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -43,6 +45,15 @@ func TestRebuildVerifyUsage(t *testing.T) {
 		{"verify unknown kind", []string{"verify", "--only", "workflow-metrics,albums"}, exitUsage, `unknown row kind "albums"`},
 		{"verify bad archive", []string{"verify", "--from-archive", "bucket/x"}, exitUsage, "--from-archive"},
 		{"verify extra argument", []string{"verify", "now"}, exitUsage, "unexpected argument now"},
+		{"deadletter -h", []string{"deadletter", "-h"}, exitOK, "deadletter redrive    Re-drive the batches"},
+		{"deadletter list -h", []string{"deadletter", "list", "-h"}, exitOK, "--consumer=\"projector\""},
+		{"deadletter replay -h", []string{"deadletter", "replay", "-h"}, exitOK, "replay re-submits each quarantined one"},
+		{"deadletter redrive -h", []string{"deadletter", "redrive", "-h"}, exitOK, "--dry-run reads the batches"},
+		{"deadletter without a subcommand", []string{"deadletter"}, exitUsage, `expected one of "list", "replay", "redrive"`},
+		{"deadletter list takes no position", []string{"deadletter", "list", "--position", "1#e"}, exitUsage, "unknown flag --position"},
+		{"deadletter replay unknown consumer", []string{"deadletter", "replay", "--consumer", "reader"}, exitUsage, `deadletter replay: --consumer: must be projector, archiver or ingest, got "reader"`},
+		{"deadletter redrive of the ingest consumer", []string{"deadletter", "redrive", "--consumer", "ingest", "-"}, exitUsage, "use list and replay"},
+		{"deadletter redrive without records", []string{"deadletter", "redrive"}, exitUsage, "want one argument"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
