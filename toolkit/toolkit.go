@@ -10,6 +10,8 @@
 //   - apiserver: serve the HTTP API, the dashboard and the ingest routes
 //   - inspect: what the event table holds, one subject's events, what was
 //     projected
+//   - redrive: list and replay dead letters; redrive failed stream batches
+//   - repair: verify the projections against the archive; rebuild them
 //
 // The streamfold CLI (cmd/streamfold) is a thin layer over them: flags,
 // wiring and rendering. None of them ships to Lambda (internal/laptop/walls).

@@ -53,6 +53,10 @@ type cli struct {
 	Serve   serveCmd   `cmd:"" help:"Serve the HTTP JSON API and the dashboard locally."`
 	Summary summaryCmd `cmd:"" help:"Summarise what was projected: items per projection, sf vs ldf daily metrics."`
 	Events  eventsCmd  `cmd:"" help:"Inspect the event table: summary, or the events of one subject."`
+
+	Deadletter deadletterCmd `cmd:"" help:"List or replay records the projector, archiver or ingest function could not process; redrive failed stream batches."`
+	Rebuild    rebuildCmd    `cmd:"" help:"Rebuild the projections from the Parquet archive, into fresh tables or in place."`
+	Verify     verifyCmd     `cmd:"" help:"Recompute metrics rows and run summaries from the archive and list every difference."`
 }
 
 // output are the flags every command shares: how results are printed.

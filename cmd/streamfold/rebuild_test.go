@@ -19,8 +19,11 @@ import (
 	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
+	"github.com/streamfold/streamfold/toolkit/repair"
 )
 
+// TestRebuildVerifyUsage: the help and the usage errors of rebuild,
+// verify and deadletter, found before any service is called.
 func TestRebuildVerifyUsage(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -30,18 +33,27 @@ func TestRebuildVerifyUsage(t *testing.T) {
 	}{
 		{"rebuild -h", []string{"rebuild", "-h"}, exitOK, "--into in-place folds the archive into the live tables"},
 		{"verify -h", []string{"verify", "-h"}, exitOK, "Exit status: 0 no difference; 1 differences"},
-		{"rebuild needs an archive", []string{"rebuild"}, exitUsage, "--from-archive: required, e.g. --from-archive s3://streamfold-dev-archive/archive"},
+		{"rebuild needs an archive", []string{"rebuild"}, exitUsage, "--from-archive: required, e.g. s3://streamfold-dev-archive/archive"},
 		{"rebuild bad archive", []string{"rebuild", "--from-archive", "http://bucket/x"}, exitUsage, "--from-archive"},
 		{"rebuild bad mode", []string{"rebuild", "--from-archive", "s3://bkt/archive", "--into", "sideways"}, exitUsage, `--into: must be fresh or in-place, got "sideways"`},
-		{"rebuild fresh onto the live tables", []string{"rebuild", "--from-archive", "s3://bkt/archive", "--target-prefix", "streamfold"}, exitUsage, "are the live tables; use --into in-place"},
+		{"rebuild fresh onto the live tables", []string{"rebuild", "--from-archive", "s3://bkt/archive", "--target-prefix", "streamfold"}, exitUsage, "are the live tables; use in-place"},
 		{"rebuild bad target", []string{"rebuild", "--from-archive", "s3://bkt/archive", "--target-stage", "qa"}, exitUsage, "Naming.Stage"},
-		{"rebuild in place with a target", []string{"rebuild", "--from-archive", "s3://bkt/archive", "--into", "in-place", "--target-prefix", "x"}, exitUsage, "go with --into fresh only"},
+		{"rebuild in place with a target", []string{"rebuild", "--from-archive", "s3://bkt/archive", "--into", "in-place", "--target-prefix", "x"}, exitUsage, "--target-prefix, --target-stage and --force: go with fresh only"},
 		{"rebuild bad chunk", []string{"rebuild", "--from-archive", "s3://bkt/archive", "--chunk", "0"}, exitUsage, "--chunk: must be at least 1, got 0"},
 		{"rebuild buffer below chunk", []string{"rebuild", "--from-archive", "s3://bkt/archive", "--buffer", "10"}, exitUsage, "Options.BufferEvents: must be at least ChunkEvents (2000), got 10"},
 		{"verify bad workers", []string{"verify", "--workers", "0"}, exitUsage, "--workers: must be at least 1, got 0"},
 		{"verify unknown kind", []string{"verify", "--only", "workflow-metrics,albums"}, exitUsage, `unknown row kind "albums"`},
 		{"verify bad archive", []string{"verify", "--from-archive", "bucket/x"}, exitUsage, "--from-archive"},
-		{"verify extra argument", []string{"verify", "now"}, exitUsage, `unexpected argument "now"`},
+		{"verify extra argument", []string{"verify", "now"}, exitUsage, "unexpected argument now"},
+		{"deadletter -h", []string{"deadletter", "-h"}, exitOK, "deadletter redrive    Re-drive the batches"},
+		{"deadletter list -h", []string{"deadletter", "list", "-h"}, exitOK, "--consumer=\"projector\""},
+		{"deadletter replay -h", []string{"deadletter", "replay", "-h"}, exitOK, "replay re-submits each quarantined one"},
+		{"deadletter redrive -h", []string{"deadletter", "redrive", "-h"}, exitOK, "--dry-run reads the batches"},
+		{"deadletter without a subcommand", []string{"deadletter"}, exitUsage, `expected one of "list", "replay", "redrive"`},
+		{"deadletter list takes no position", []string{"deadletter", "list", "--position", "1#e"}, exitUsage, "unknown flag --position"},
+		{"deadletter replay unknown consumer", []string{"deadletter", "replay", "--consumer", "reader"}, exitUsage, `deadletter replay: --consumer: must be projector, archiver or ingest, got "reader"`},
+		{"deadletter redrive of the ingest consumer", []string{"deadletter", "redrive", "--consumer", "ingest", "-"}, exitUsage, "use list and replay"},
+		{"deadletter redrive without records", []string{"deadletter", "redrive"}, exitUsage, "want one argument"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,7 +148,7 @@ func TestRebuildVerifyCLI(t *testing.T) {
 		}
 		return out + errOut
 	}
-	var sum rebuildSummary
+	var sum repair.RebuildResult
 	decode := func(out string, v any) {
 		t.Helper()
 		if err := json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), v); err != nil {
@@ -168,7 +180,7 @@ func TestRebuildVerifyCLI(t *testing.T) {
 		t.Fatalf("in-place rebuild of tables built from the same events %+v: want nothing changed", sum)
 	}
 
-	var rep verifyOutput
+	var rep repair.VerifyResult
 	decode(cli(exitOK, "verify", "--json"), &rep)
 	if !rep.OK || rep.Archive != uri || len(rep.Rows) != 3 || rep.Rows[0].Archive == 0 {
 		t.Fatalf("verify of A: %+v", rep)

@@ -15,70 +15,12 @@ import (
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/laptop/streamrun"
 	"github.com/streamfold/streamfold/projector"
+	"github.com/streamfold/streamfold/toolkit/redrive"
 )
-
-// TestParseS3OnFailureObject reads the object an S3 on-failure destination
-// writes: the batch's range and, from its payload, the records themselves.
-func TestParseS3OnFailureObject(t *testing.T) {
-	tests := []struct {
-		file    string
-		seqs    []string
-		wantErr string
-	}{
-		{"s3_object.json", []string{"111100000000012345678901", "111200000000012345678902"}, ""},
-		{"bad_s3_payload.json", nil, "value 1: payload: Records[0]: dynamodb.SequenceNumber is required"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join("testdata", "redrive", tt.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := parseOnFailure(bytes.NewReader(b))
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("error %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || len(got) != 1 {
-				t.Fatalf("%d batches, %v; want 1", len(got), err)
-			}
-			var seqs []string
-			for _, r := range got[0].Records {
-				seqs = append(seqs, r.Change.SequenceNumber)
-				if r.EventName != "INSERT" || r.Change.NewImage["subject"].String() == "" {
-					t.Errorf("record %s: %s without a subject in its NewImage", r.Change.SequenceNumber, r.EventName)
-				}
-			}
-			if strings.Join(seqs, ",") != strings.Join(tt.seqs, ",") || got[0].Range.Start != tt.seqs[0] || got[0].BatchSize != 2 {
-				t.Fatalf("records %v, batch %+v; want %v", seqs, got[0].Range, tt.seqs)
-			}
-		})
-	}
-	// The payload as an object (not the documented string) is read alike.
-	var rec map[string]any
-	b, _ := os.ReadFile(filepath.Join("testdata", "redrive", "s3_object.json"))
-	if err := json.Unmarshal(b, &rec); err != nil {
-		t.Fatal(err)
-	}
-	var payload any
-	_ = json.Unmarshal([]byte(rec["payload"].(string)), &payload)
-	rec["payload"] = payload
-	b, _ = json.Marshal(rec)
-	if got, err := parseOnFailure(bytes.NewReader(b)); err != nil || len(got) != 1 || len(got[0].Records) != 2 {
-		t.Fatalf("payload as an object: %+v, %v", got, err)
-	}
-	for _, uri := range []string{"s3:///key", "http://x/y"} {
-		if _, _, err := parseS3URI(uri); err == nil {
-			t.Errorf("parseS3URI(%q): no error", uri)
-		}
-	}
-}
 
 // TestRedriveFromS3OnFailureObjects puts in MinIO, under the key layout of
 // an S3 on-failure destination, an object of the documented shape
-// (testdata/redrive/s3_object.json) whose payload holds 120 records read
+// (toolkit/redrive/testdata/s3_object.json) whose payload holds 120 records read
 // from the stream, and whose DDBStreamBatchInfo names a shard that no
 // longer exists: redrive replays the records from the object without
 // reading the stream (source "payload"), from the object's URI and from
@@ -100,7 +42,7 @@ func TestRedriveFromS3OnFailureObjects(t *testing.T) {
 	}
 
 	var obj map[string]any
-	b, err := os.ReadFile(filepath.Join("testdata", "redrive", "s3_object.json"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "toolkit", "redrive", "testdata", "s3_object.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +73,7 @@ func TestRedriveFromS3OnFailureObjects(t *testing.T) {
 	prefix, key := put("4b1d2c3e-5f60-4a7b-8c9d-0e1f2a3b4c5d", n.Prefix+"-"+n.Stage+"-projector")
 	_, archiverKey := put("0c9b8a7d-6e5f-4a3b-9c2d-1e0f9a8b7c6d", n.Prefix+"-"+n.Stage+"-archiver")
 
-	var sum redriveResult
+	var sum redrive.Result
 	redriveCLI := func(wantCode int, args ...string) {
 		t.Helper()
 		sum, _ = rs.redrive(t, wantCode, args...)

@@ -4,81 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/streamfold/streamfold/internal/awsclient"
-	"github.com/streamfold/streamfold/internal/laptop/streamrun"
 	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/internal/opsrec"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
+	"github.com/streamfold/streamfold/toolkit/redrive"
 )
-
-// TestParseOnFailure reads on-failure records in every shape the help
-// names, and names the value and field of a malformed one.
-func TestParseOnFailure(t *testing.T) {
-	first := "800000000003126276362..800000000003126276399 of shardId-00000001573689847184-864758bb"
-	second := "900000000000000000001..900000000000000000001 of shardId-2"
-	tests := []struct {
-		file    string
-		want    []string // ranges, "START..END of SHARD"
-		wantErr string
-	}{
-		{"record.json", []string{first}, ""},
-		{"records.ndjson", []string{first, second}, ""},
-		{"array.json", []string{first, second}, ""},
-		{"sqs_receive.json", []string{first, second}, ""},
-		{"sns.json", []string{first}, ""},
-		{"bad_no_shard.json", nil, "value 1, message 2 (its Body): DDBStreamBatchInfo: shardId is required"},
-		{"bad_kinesis.json", nil, "value 1: no DDBStreamBatchInfo: not the on-failure record of a DynamoDB stream event source mapping"},
-		{"bad_reversed.json", nil, "value 1: DDBStreamBatchInfo: startSequenceNumber 900000000003126276362 is after endSequenceNumber 800000000003126276399"},
-		{"bad_not_json.txt", nil, "value 1: not JSON: invalid character 'R' looking for beginning of value"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("testdata", "redrive", tt.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			got, err := parseOnFailure(f)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("error %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ranges []string
-			for _, b := range got {
-				ranges = append(ranges, b.Range.Start+".."+b.Range.End+" of "+b.Range.ShardID)
-				if b.Condition != "RetryAttemptsExhausted" || !strings.HasPrefix(b.Range.StreamARN, "arn:aws:dynamodb:us-east-2:") {
-					t.Errorf("%s: condition %q, stream %q", b.Where, b.Condition, b.Range.StreamARN)
-				}
-			}
-			if strings.Join(ranges, "; ") != strings.Join(tt.want, "; ") {
-				t.Fatalf("ranges %q, want %q", ranges, tt.want)
-			}
-		})
-	}
-	if _, err := parseOnFailure(strings.NewReader("  \n")); err == nil || err.Error() != "no on-failure record in the input" {
-		t.Fatalf("empty input: %v", err)
-	}
-}
 
 // TestRedriveFromOnFailureMessages appends a workload and, instead of
 // running the consumers, gives `deadletter redrive` an SQS message naming
@@ -110,7 +52,7 @@ func TestRedriveFromOnFailureMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var sum redriveResult
+	var sum redrive.Result
 	redriveCLI := func(wantCode int, args ...string) string {
 		t.Helper()
 		var errOut string
@@ -264,72 +206,6 @@ func keys(m map[string]bool) []string {
 	return out
 }
 
-// TestRedriveDelivery: redrive hands the records to the handler with the
-// runner's event-source-mapping delivery (streamrun.Delivery): in batches
-// of 100, resuming at the lowest record the handler reports failed; an
-// ItemIdentifier that is not in the batch fails the whole batch, retried
-// from its first record; a batch still failing after redriveAttempts
-// attempts fails its on-failure batch, counting what was redriven before.
-func TestRedriveDelivery(t *testing.T) {
-	recs := make([]events.DynamoDBEventRecord, 150)
-	for i := range recs {
-		recs[i].Change.SequenceNumber = strconv.Itoa(1000 + i)
-	}
-	batch := []failedBatch{{Where: "value 1", Records: recs, Range: streamrun.Range{ShardID: "s", Start: "1000", End: "1149"}}}
-	tests := []struct {
-		name         string
-		respond      func(call int, first string) events.DynamoDBEventResponse
-		wantOutcome  string
-		wantRedriven int
-		wantFirsts   []string // the first record of each call
-	}{
-		{"resumes at the reported record", func(call int, _ string) events.DynamoDBEventResponse {
-			if call == 0 {
-				return itemFailures("1040", "1060")
-			}
-			return events.DynamoDBEventResponse{}
-		}, "redriven", 150, []string{"1000", "1040", "1100"}},
-		{"an unknown item fails the whole batch", func(call int, _ string) events.DynamoDBEventResponse {
-			if call == 0 {
-				return itemFailures("1040", "999")
-			}
-			return events.DynamoDBEventResponse{}
-		}, "redriven", 150, []string{"1000", "1000", "1100"}},
-		{"attempts exhausted", func(_ int, first string) events.DynamoDBEventResponse {
-			if first >= "1100" {
-				return itemFailures("1120")
-			}
-			return events.DynamoDBEventResponse{}
-		}, "failed", 120, []string{"1000", "1100", "1120", "1120", "1120", "1120"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var firsts []string
-			handle := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-				first := ev.Records[0].Change.SequenceNumber
-				firsts = append(firsts, first)
-				return tt.respond(len(firsts)-1, first), nil
-			}
-			res := redrive(context.Background(), nil, handle, "projector", batch, false, slog.New(slog.DiscardHandler))
-			b := res.Batches[0]
-			if b.Outcome != tt.wantOutcome || b.Redriven != tt.wantRedriven || b.Source != "payload" || !slices.Equal(firsts, tt.wantFirsts) {
-				t.Fatalf("batch %+v after calls starting at %v; want %s, %d redriven, calls starting at %v", b, firsts, tt.wantOutcome, tt.wantRedriven, tt.wantFirsts)
-			}
-			if tt.wantOutcome == "failed" && !strings.Contains(b.Error, "after 5 attempts") {
-				t.Fatalf("error %q does not say how often it was tried", b.Error)
-			}
-		})
-	}
-}
-
-func itemFailures(ids ...string) events.DynamoDBEventResponse {
-	var resp events.DynamoDBEventResponse
-	for _, id := range ids {
-		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: id})
-	}
-	return resp
-}
-
 // redriveStack is what a redrive test runs against: fresh tables with their
 // event stream, a bucket on MinIO, and the CLI's environment for them.
 type redriveStack struct {
@@ -348,13 +224,13 @@ func newRedriveStack(t *testing.T) redriveStack {
 
 // redrive runs `streamfold deadletter redrive ARGS`, fails the test unless
 // it exits wantCode, and returns its JSON summary and its stderr.
-func (rs redriveStack) redrive(t *testing.T, wantCode int, args ...string) (redriveResult, string) {
+func (rs redriveStack) redrive(t *testing.T, wantCode int, args ...string) (redrive.Result, string) {
 	t.Helper()
 	code, out, errOut := runCLI(t, rs.env, "", append([]string{"deadletter", "redrive"}, args...)...)
 	if code != wantCode {
 		t.Fatalf("redrive %v: exit %d, want %d\n%s\n%s", args, code, wantCode, out, errOut)
 	}
-	var sum redriveResult
+	var sum redrive.Result
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatalf("redrive %v: summary %q: %v", args, out, err)
 	}

@@ -1,4 +1,4 @@
-package main
+package redrive
 
 import (
 	"context"
@@ -8,22 +8,17 @@ import (
 	"log/slog"
 	"maps"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/streamfold/streamfold/ingest"
 	"github.com/streamfold/streamfold/internal/deadletter"
-	"github.com/streamfold/streamfold/schema"
 )
 
-// ingestDeadLetters is what `deadletter list|replay --consumer ingest`
-// needs of *deadletter.Table.
-type ingestDeadLetters interface {
-	List(ctx context.Context, consumer string) ([]deadletter.Letter, error)
+// marker is what replaying needs of *deadletter.Table.
+type marker interface {
 	MarkReplayed(ctx context.Context, d deadletter.Letter) error
 }
 
-// ingestReplayed is what replay did with one ingest dead letter.
-type ingestReplayed struct {
+// Replayed is what replay did with one ingest dead letter.
+type Replayed struct {
 	Position string `json:"position"`
 	EventID  string `json:"eventId"`
 	// Outcome is the adapter's (appended, already_appended, skipped),
@@ -33,50 +28,21 @@ type ingestReplayed struct {
 	Error   string `json:"error,omitempty"`
 }
 
-// ingestReplayResult is the summary replay prints for --consumer ingest:
-// the fields of the other consumers' summary, and one result per
-// quarantined entry, in position order.
-type ingestReplayResult struct {
-	replayResult
-	Results []ingestReplayed `json:"results"`
-}
-
-func runIngestDeadLetters(ctx context.Context, env *cliEnv, sub string, ddb *dynamodb.Client, n schema.Naming, tags ingest.TagSource, position string, asJSON bool, log *slog.Logger) int {
-	dl := deadletter.NewTable(ddb, n.Table(schema.TableDeadLetters))
-	letters, err := dl.List(ctx, ingest.DeadLetterConsumer)
-	if err != nil {
-		return errorf(env, exitRuntime, "deadletter: %v", err)
-	}
-	if sub == "list" {
-		return printDeadLetters(env, letters, ingest.DeadLetterConsumer, n.Table(schema.TableDeadLetters), asJSON,
-			[]string{"POSITION", "STATUS", "REASON", "ERROR"},
-			func(d deadletter.Letter) []string { return []string{d.Position, d.Status, d.Reason, d.Error} })
-	}
-	if letters, err = atPosition(letters, position, ingest.DeadLetterConsumer); err != nil {
-		return errorf(env, exitFailed, "deadletter replay: %v", err)
-	}
-	app, err := ingest.NewAppender(ddb, ingest.AppenderConfig{Table: n.Table(schema.TableEvents), DeadLetters: dl})
-	if err != nil {
-		return errorf(env, exitRuntime, "deadletter: %v", err)
-	}
-	res := replayIngest(ctx, letters, app, tags, dl, log)
-	return printReplay(env, res, res.replayResult)
-}
-
 // replayIngest re-submits the quarantined ingest dead letters through the
 // Step Functions adapter: with the tags the function recorded, else with
 // tags (nil: none). Entries the adapter handles are marked replayed; a
 // permanent error leaves the entry quarantined (StillPoison), a transient
 // one is Failed. A conflict (reason ingest.ReasonConflict) is never
 // replayed: a person decides between its two versions, so it stays
-// quarantined (StillPoison, still_failing).
-func replayIngest(ctx context.Context, letters []deadletter.Letter, app ingest.EventAppender, tags ingest.TagSource, dl ingestDeadLetters, log *slog.Logger) ingestReplayResult {
-	res := ingestReplayResult{replayResult: replayResult{StillPoison: []string{}, Failed: []string{}}, Results: []ingestReplayed{}}
+// quarantined (StillPoison, still_failing). The result has one Results entry per
+// quarantined letter.
+func replayIngest(ctx context.Context, letters []deadletter.Letter, app ingest.EventAppender, tags ingest.TagSource, dl marker, log *slog.Logger) ReplayResult {
+	res := ReplayResult{StillPoison: []string{}, Failed: []string{}, Results: []Replayed{}}
 	for _, d := range letters {
 		if d.Status != deadletter.StatusQuarantined {
 			continue
 		}
-		r := ingestReplayed{Position: d.Position, EventID: d.EventID}
+		r := Replayed{Position: d.Position, EventID: d.EventID}
 		outcome, err := replayOne(ctx, d, app, tags, log)
 		switch {
 		case err != nil && isPermanentErr(err):
