@@ -47,6 +47,7 @@ type cli struct {
 	output
 
 	Emit emitCmd `cmd:"" help:"Append NDJSON events (envelopes, GitHub deliveries, EventBridge events) to the event table."`
+	Dev  devCmd  `cmd:"" help:"Start, check or stop the local stack (DynamoDB Local with Streams, MinIO or a local filesystem archive)."`
 }
 
 // output are the flags every command shares: how results are printed.
