@@ -46,8 +46,9 @@ const (
 type cli struct {
 	output
 
-	Emit emitCmd `cmd:"" help:"Append NDJSON events (envelopes, GitHub deliveries, EventBridge events) to the event table."`
-	Dev  devCmd  `cmd:"" help:"Start, check or stop the local stack (DynamoDB Local with Streams, MinIO or a local filesystem archive)."`
+	Emit     emitCmd     `cmd:"" help:"Append NDJSON events (envelopes, GitHub deliveries, EventBridge events) to the event table."`
+	Dev      devCmd      `cmd:"" help:"Start, check or stop the local stack (DynamoDB Local with Streams, MinIO or a local filesystem archive)."`
+	Simulate simulateCmd `cmd:"" help:"Generate a deterministic, realistic workload over all four domains."`
 }
 
 // output are the flags every command shares: how results are printed.
