@@ -49,7 +49,7 @@ func TestValidate(t *testing.T) {
 
 // TestDefaultStart: without a start, the workload ends the day before Now.
 func TestDefaultStart(t *testing.T) {
-	o := Options{Config: simulate.Config{Days: 3}, ShapeWindow: 1, Now: time.Date(2030, 1, 15, 20, 0, 0, 0, time.UTC)}
+	o := Options{Config: simulate.Config{Events: 1, Days: 3}, ShapeWindow: 1, Now: time.Date(2030, 1, 15, 20, 0, 0, 0, time.UTC)}
 	cfg, err := o.config()
 	if err != nil || !cfg.Start.Equal(time.Date(2030, 1, 12, 0, 0, 0, 0, time.UTC)) {
 		t.Fatalf("start %v, %v; want 2030-01-12", cfg.Start, err)
