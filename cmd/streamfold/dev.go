@@ -52,7 +52,7 @@ func (c *devCmd) run(ctx context.Context, env *cliEnv, out *output, sub string) 
 		ToolsDir: cmp.Or(c.ToolsDir, env.getenv("TOOLS_DIR")), StateDir: c.StateDir,
 		DynamoDBPort: c.DynamoDBPort, S3Port: c.S3Port, StartTimeout: c.Timeout}}
 	if err := o.Validate(); err != nil {
-		return fail(exitUsage, "dev: %v", err)
+		return fail(exitUsage, "dev: %w", err)
 	}
 	do := map[string]func(context.Context, localstack.Options) (*localstack.Report, error){
 		"up": localstack.Up, "status": localstack.Status, "down": localstack.Down}[sub]
@@ -62,7 +62,7 @@ func (c *devCmd) run(ctx context.Context, env *cliEnv, out *output, sub string) 
 		if errors.Is(err, localstack.ErrToolMissing) {
 			code = exitUsage
 		}
-		return fail(code, "dev %s: %v", sub, err)
+		return fail(code, "dev %s: %w", sub, err)
 	}
 	if err := env.render(out, rep, func(w io.Writer) error { return rep.WriteText(w, sub == "down") }); err != nil {
 		return err

@@ -49,6 +49,7 @@ type cli struct {
 	Emit     emitCmd     `cmd:"" help:"Append NDJSON events (envelopes, GitHub deliveries, EventBridge events) to the event table."`
 	Dev      devCmd      `cmd:"" help:"Start, check or stop the local stack (DynamoDB Local with Streams, MinIO or a local filesystem archive)."`
 	Simulate simulateCmd `cmd:"" help:"Generate a deterministic, realistic workload over all four domains."`
+	Query    queryCmd    `cmd:"" help:"Read the projections as dashboards do: every access pattern, key and index queries only."`
 }
 
 // output are the flags every command shares: how results are printed.
@@ -128,7 +129,7 @@ func run(ctx context.Context, env *cliEnv, args []string) (code int) {
 	if noArgs { // the help, as a usage error
 		args = []string{"--help"}
 	}
-	var c cli
+	c := cli{Query: newQueryCmd()}
 	parser, err := newParser(env, &c)
 	if err != nil {
 		panic(err) // the command tree is static: a test finds a broken one

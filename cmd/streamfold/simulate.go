@@ -44,22 +44,22 @@ func (c *simulateCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 		}
 	}
 	if err := o.Validate(); err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(exitUsage, "%w", err)
 	}
 	if c.Out != "" {
 		return c.write(ctx, env, o)
 	}
 	n, err := c.naming()
 	if err != nil {
-		return fail(exitUsage, "simulate: %v", err)
+		return fail(exitUsage, "simulate: %w", err)
 	}
 	clients, err := c.clients(ctx)
 	if err != nil {
-		return fail(exitRuntime, "simulate: %v", err)
+		return fail(exitRuntime, "simulate: %w", err)
 	}
 	sum, err := simulation.Append(ctx, clients, n, o)
 	if err != nil {
-		return fail(exitUsageOr(err), "simulate: %v", err)
+		return fail(exitUsageOr(err), "simulate: %w", err)
 	}
 	if err := env.render(out, sum, nil); err != nil {
 		return err
@@ -78,14 +78,14 @@ func (c *simulateCmd) write(ctx context.Context, env *cliEnv, o simulation.Optio
 	if c.Out != "-" {
 		f, err := os.Create(c.Out)
 		if err != nil {
-			return fail(exitUsage, "simulate: %v", err)
+			return fail(exitUsage, "simulate: %w", err)
 		}
 		defer f.Close()
 		w = f
 	}
 	sum, err := simulation.Write(ctx, w, o)
 	if err != nil {
-		return fail(exitRuntime, "simulate: %v", err)
+		return fail(exitRuntime, "simulate: %w", err)
 	}
 	if c.Out == "-" {
 		return nil
