@@ -3,9 +3,10 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"io"
 	"time"
+
+	"github.com/alecthomas/kong"
 
 	"github.com/streamfold/streamfold/internal/laptop/devstack"
 	"github.com/streamfold/streamfold/toolkit/localstack"
@@ -13,9 +14,9 @@ import (
 
 // devCmd holds the flags of dev up, status and down.
 type devCmd struct {
-	Up     devUp     `cmd:"" help:"Start DynamoDB Local and MinIO on 127.0.0.1, create every table and the archive bucket."`
-	Status devStatus `cmd:"" help:"Say what is running and answering."`
-	Down   devDown   `cmd:"" help:"Stop the processes that \"dev up\" started (and nothing else)."`
+	Up     devSub `cmd:"" help:"Start DynamoDB Local and MinIO on 127.0.0.1, create every table and the archive bucket."`
+	Status devSub `cmd:"" help:"Say what is running and answering."`
+	Down   devSub `cmd:"" help:"Stop the processes that \"dev up\" started (and nothing else)."`
 
 	ToolsDir     string        `name:"tools-dir" sfenv:"STREAMFOLD_TOOLS_DIR" help:"Where \"make tools\" installed DynamoDB Local, MinIO and Terraform; default TOOLS_DIR, else .tools."`
 	StateDir     string        `name:"state-dir" sfenv:"STREAMFOLD_STATE_DIR" help:"Where pid files, logs and MinIO data go; default TOOLS_DIR/run."`
@@ -29,25 +30,11 @@ type devCmd struct {
 
 func (devCmd) Help() string { return longHelp("dev") }
 
-type (
-	devUp     struct{}
-	devStatus struct{}
-	devDown   struct{}
-)
+// devSub is dev up, status or down, as selected.
+type devSub struct{}
 
-func (devUp) Run(ctx context.Context, env *cliEnv, out *output, c *devCmd) error {
-	return c.run(ctx, env, out, "up")
-}
-
-func (devStatus) Run(ctx context.Context, env *cliEnv, out *output, c *devCmd) error {
-	return c.run(ctx, env, out, "status")
-}
-
-func (devDown) Run(ctx context.Context, env *cliEnv, out *output, c *devCmd) error {
-	return c.run(ctx, env, out, "down")
-}
-
-func (c *devCmd) run(ctx context.Context, env *cliEnv, out *output, sub string) error {
+func (devSub) Run(ctx context.Context, env *cliEnv, out *output, c *devCmd, kctx *kong.Context) error {
+	sub := kctx.Selected().Name
 	o := localstack.Options{Prefix: c.Prefix, Stage: c.Stage, Archive: c.Archive, Stack: devstack.Config{
 		ToolsDir: cmp.Or(c.ToolsDir, env.getenv("TOOLS_DIR")), StateDir: c.StateDir,
 		DynamoDBPort: c.DynamoDBPort, S3Port: c.S3Port, StartTimeout: c.Timeout}}
@@ -58,11 +45,7 @@ func (c *devCmd) run(ctx context.Context, env *cliEnv, out *output, sub string) 
 		"up": localstack.Up, "status": localstack.Status, "down": localstack.Down}[sub]
 	rep, err := do(ctx, o)
 	if err != nil {
-		code := exitRuntime
-		if errors.Is(err, localstack.ErrToolMissing) {
-			code = exitUsage
-		}
-		return fail(code, "dev %s: %w", sub, err)
+		return fail(exitUsageOr(err), "dev %s: %w", sub, err)
 	}
 	if err := env.render(out, rep, func(w io.Writer) error { return rep.WriteText(w, sub == "down") }); err != nil {
 		return err

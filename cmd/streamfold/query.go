@@ -1,11 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -38,9 +38,8 @@ type queryPattern struct {
 	pat   query.Pattern
 }
 
-// Help is the pattern's --help prose: the pattern's route.
 func (c queryPattern) Help() string {
-	return fmt.Sprintf("The HTTP API answers it at GET %s, with the same parameters by their API names.\nTimes, paging and cursors: streamfold query --help.", c.pat.Route)
+	return "The HTTP API answers it at GET " + c.pat.Route + ". Times, paging and cursors: streamfold query --help."
 }
 
 // newQueryCmd builds the query command from query.Patterns.
@@ -52,7 +51,7 @@ func newQueryCmd() queryCmd {
 			fields = append(fields, reflect.StructField{Name: "Arg", Type: reflect.TypeFor[string](), Tag: reflect.StructTag(fmt.Sprintf(`arg:"" name:%q help:%q`, p.Arg, p.ArgDoc))})
 		}
 		for i, pr := range p.Params {
-			typ := map[query.ParamKind]reflect.Type{query.KindString: reflect.TypeFor[string](), query.KindInt: reflect.TypeFor[int64](), query.KindFloat: reflect.TypeFor[float64]()}[pr.Kind]
+			typ := reflect.TypeOf([...]any{query.KindString: "", query.KindInt: int64(0), query.KindFloat: 0.0}[pr.Kind])
 			tag := fmt.Sprintf(`name:%q help:%q`, pr.Flag, pr.Doc+".")
 			if pr.Default != "" {
 				tag += fmt.Sprintf(` default:%q`, pr.Default)
@@ -70,9 +69,7 @@ func newQueryCmd() queryCmd {
 				}
 			}
 		}
-		cmd := reflect.StructOf([]reflect.StructField{{Name: "P", Type: reflect.TypeFor[queryPattern](),
-			Tag: reflect.StructTag(fmt.Sprintf(`cmd:"" name:%q help:%q`, p.Name, p.Doc))}})
-		plugin := reflect.New(cmd)
+		plugin := reflect.New(reflect.StructOf([]reflect.StructField{{Name: "P", Type: reflect.TypeFor[queryPattern](), Tag: reflect.StructTag(fmt.Sprintf(`cmd:"" name:%q help:%q`, p.Name, p.Doc))}}))
 		plugin.Elem().Field(0).Set(reflect.ValueOf(queryPattern{Flags: reflect.New(reflect.StructOf(fields)).Interface(), pat: p}))
 		q.Patterns = append(q.Patterns, plugin.Interface())
 	}
@@ -80,7 +77,7 @@ func newQueryCmd() queryCmd {
 }
 
 func (c *queryPattern) Run(ctx context.Context, env *cliEnv, out *output, kctx *kong.Context) error {
-	fv, p := reflect.ValueOf(c.Flags).Elem(), c.pat
+	fv, p, given := reflect.ValueOf(c.Flags).Elem(), c.pat, map[string]bool{}
 	var (
 		g  globals
 		qf queryFlags
@@ -93,33 +90,27 @@ func (c *queryPattern) Run(ctx context.Context, env *cliEnv, out *output, kctx *
 		}
 	}
 	g.fromEnv(env)
+	for _, step := range kctx.Path {
+		if step.Flag != nil {
+			given[step.Flag.Name] = true
+		}
+	}
 	in := &queryview.Args{Pattern: p, Values: map[string]string{}, Given: map[string]bool{}, Request: query.PageRequest{Limit: qf.Limit, Cursor: qf.Cursor}, Clock: env.clock()}
 	if p.Arg != "" {
 		in.Arg = fv.FieldByName("Arg").String()
 	}
-	for _, step := range kctx.Path {
-		if step.Flag != nil {
-			in.Given[step.Flag.Name] = true
-		}
-	}
 	for i, pr := range p.Params {
-		in.Values[pr.Name], in.Given[pr.Name] = fmt.Sprint(fv.FieldByName(fmt.Sprint("P", i))), in.Given[pr.Flag]
+		in.Values[pr.Name], in.Given[pr.Name] = fmt.Sprint(fv.FieldByName(fmt.Sprint("P", i))), given[pr.Flag]
 	}
+	s, err := g.settings(), error(nil)
 	if qf.Now != "" {
-		t, err := query.ParseTime("now", qf.Now)
-		if err != nil {
-			return fail(exitUsage, "query %s: --%v", p.Name, strings.TrimPrefix(err.Error(), "query: "))
-		}
-		in.Clock = t
+		in.Clock, err = query.ParseTime("now", qf.Now)
 	}
-	n, err := g.naming()
-	if err != nil {
-		return fail(exitUsage, "query: %w", err)
+	if err = cmp.Or(err, s.Validate()); err != nil {
+		return fail(exitUsage, "query %s: %w", p.Name, queryview.Explain(err, in))
 	}
-	shards, err := g.gsiShards()
-	if err != nil {
-		return fail(exitUsage, "query: %w", err)
-	}
+	n, _ := s.Naming()
+	shards, _ := s.Shards()
 	o := queryview.Options{Pattern: p, Input: in, CursorKey: qf.CursorKey, Local: queryview.IsLocal(g.DynamoDBEndpoint), GSIShards: shards}
 	if err := o.Validate(); err != nil {
 		return fail(exitUsage, "%w", err)
@@ -129,16 +120,12 @@ func (c *queryPattern) Run(ctx context.Context, env *cliEnv, out *output, kctx *
 		return fail(exitRuntime, "query: %w", err)
 	}
 	res, err := queryview.Run(ctx, clients.DynamoDB, n, o)
-	var pe *query.ParamError
-	switch {
-	case errors.As(err, &pe):
-		return fail(exitUsage, "query %s: %s: %s", p.Name, in.Spell(pe.Param), pe.Reason)
-	case errors.Is(err, query.ErrBadCursor):
-		return fail(exitUsage, "query %s: --cursor: not valid for this query (modified, truncated, signed with another key or issued for other flags)", p.Name)
-	case errors.Is(err, query.ErrNotFound):
-		return fail(exitFailed, "query %s: %s", p.Name, strings.TrimPrefix(err.Error(), "query: "))
-	case err != nil:
-		return fail(exitUsageOr(err), "query %s: %w", p.Name, err)
+	if err != nil {
+		code := exitUsageOr(err)
+		if errors.Is(err, query.ErrNotFound) {
+			code = exitFailed
+		}
+		return fail(code, "query %s: %w", p.Name, err)
 	}
 	if res.OneOffKey {
 		fmt.Fprintln(env.stderr, "streamfold: query: the next cursor is signed with a one-off key and is valid in this invocation only; set STREAMFOLD_CURSOR_KEY to page from the command line")
@@ -146,5 +133,4 @@ func (c *queryPattern) Run(ctx context.Context, env *cliEnv, out *output, kctx *
 	return env.render(out, res, res.WriteText)
 }
 
-// jobFold is the projector's job fold (serve's query.Config).
-var jobFold = queryview.JobFold
+var jobFold = queryview.JobFold // serve's query.Config

@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/streamfold/streamfold/ingest/simulate"
-	"github.com/streamfold/streamfold/internal/capacity"
+	"github.com/streamfold/streamfold/toolkit/emit"
 	"github.com/streamfold/streamfold/toolkit/simulation"
 )
 
@@ -31,37 +27,42 @@ type simulateCmd struct {
 func (simulateCmd) Help() string { return longHelp("simulate") }
 
 func (c *simulateCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
-	o := simulation.Options{Config: simulate.Config{Seed: c.Seed, Events: c.Events, Days: c.Days, Order: simulate.Order(c.Order),
+	start, err := time.Parse("2006-01-02", c.Start)
+	if err != nil && c.Start != "" {
+		return fail(exitUsage, "simulate: --start: want YYYY-MM-DD, got %q", c.Start)
+	}
+	o := simulation.Options{Config: simulate.Config{Seed: c.Seed, Events: c.Events, Start: start, Days: c.Days, Order: simulate.Order(c.Order),
 		GitHubPayloads: simulate.Payloads(c.Payloads)}, RateGiven: c.Rate != nil, Now: env.clock(), ShapeWindow: c.ShapeWindow,
 		Native: c.Native, SFNPayloads: c.SFNPayloads, MaxFutureSkew: c.MaxFutureSkew, Progress: env.progress(out)}
 	if c.Rate != nil {
 		o.Config.Rate = *c.Rate
 	}
-	var err error
-	if c.Start != "" {
-		if o.Config.Start, err = time.Parse("2006-01-02", c.Start); err != nil {
-			return fail(exitUsage, "simulate: --start: want YYYY-MM-DD, got %q", c.Start)
-		}
-	}
 	if err := o.Validate(); err != nil {
 		return fail(exitUsage, "%w", err)
 	}
-	if c.Out != "" {
-		return c.write(ctx, env, o)
-	}
 	n, err := c.naming()
-	if err != nil {
+	if err != nil && c.Out == "" {
 		return fail(exitUsage, "simulate: %w", err)
 	}
-	clients, err := c.clients(ctx)
-	if err != nil {
-		return fail(exitRuntime, "simulate: %w", err)
+	var sum *simulation.Summary
+	switch c.Out {
+	case "-":
+		_, err = simulation.Write(ctx, env.stdout, o)
+	case "":
+		clients, cerr := c.clients(ctx)
+		if err = cerr; err == nil {
+			sum, err = simulation.Append(ctx, clients, n, o)
+		}
+	default:
+		sum, err = simulation.WriteFile(ctx, c.Out, o)
 	}
-	sum, err := simulation.Append(ctx, clients, n, o)
 	if err != nil {
 		return fail(exitUsageOr(err), "simulate: %w", err)
 	}
-	if err := env.render(out, sum, nil); err != nil {
+	if sum == nil { // the events went to standard output
+		return nil
+	}
+	if err := env.render(out, sum, nil); err != nil || sum.Appended == nil {
 		return err
 	}
 	printAppendCapacity(env.progress(out), "simulate", *sum.ConsumedCapacity)
@@ -71,33 +72,5 @@ func (c *simulateCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	return nil
 }
 
-// write writes the events to --out; the summary follows unless they went
-// to standard output.
-func (c *simulateCmd) write(ctx context.Context, env *cliEnv, o simulation.Options) error {
-	w := env.stdout
-	if c.Out != "-" {
-		f, err := os.Create(c.Out)
-		if err != nil {
-			return fail(exitUsage, "simulate: %w", err)
-		}
-		defer f.Close()
-		w = f
-	}
-	sum, err := simulation.Write(ctx, w, o)
-	if err != nil {
-		return fail(exitRuntime, "simulate: %w", err)
-	}
-	if c.Out == "-" {
-		return nil
-	}
-	sum.Out = c.Out
-	return env.render(&output{}, sum, nil)
-}
-
 // printAppendCapacity prints what appending cost, for people.
-func printAppendCapacity(w io.Writer, what string, s capacity.Snapshot) {
-	var b strings.Builder
-	s.WriteText(&b, what+": ", "event", s.PerEvent)
-	fmt.Fprintf(&b, "%s: prices: %s\n", what, capacity.PriceNote)
-	_, _ = io.WriteString(w, b.String())
-}
+var printAppendCapacity = emit.WriteCapacity

@@ -88,14 +88,16 @@ func (r *Report) Healthy() bool {
 }
 
 // Up starts the stack, creates the tables and the archive bucket, and
-// records the archive mode. Its error wraps devstack.ErrToolMissing when
-// a tool is not installed.
+// records the archive mode. When a tool is not installed its error wraps
+// ErrToolMissing and toolkit.ErrInvalidOptions.
 func Up(ctx context.Context, o Options) (*Report, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	st, err := devstack.Up(ctx, o.Stack)
-	if err != nil {
+	if errors.Is(err, devstack.ErrToolMissing) {
+		return nil, toolkit.Invalid("dev", "Stack.ToolsDir", err, "")
+	} else if err != nil {
 		return nil, err
 	}
 	rep, err := prepare(ctx, st, o)

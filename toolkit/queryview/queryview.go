@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -91,9 +92,9 @@ func (r *Result) WriteText(w io.Writer) error {
 	return err
 }
 
-// Run answers o.Pattern from n's tables through db. Its errors are the
-// pattern's: a *query.ParamError, query.ErrBadCursor, query.ErrNotFound, or
-// a DynamoDB failure.
+// Run answers o.Pattern from n's tables through db. Its errors are an
+// invalid Options, the pattern's error as Explain gives it, or a DynamoDB
+// failure.
 func Run(ctx context.Context, db query.DynamoAPI, n schema.Naming, o Options) (*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -115,7 +116,7 @@ func Run(ctx context.Context, db query.DynamoAPI, n schema.Naming, o Options) (*
 	}
 	v, err := o.Pattern.Run(ctx, qc, o.Input)
 	if err != nil {
-		return nil, err
+		return nil, Explain(err, o.Input)
 	}
 	r := &Result{Pattern: o.Pattern.Name, Value: v, in: o.Input}
 	switch p := v.(type) {
@@ -126,6 +127,42 @@ func Run(ctx context.Context, db query.DynamoAPI, n schema.Naming, o Options) (*
 	}
 	r.OneOffKey = oneOff && r.Next != ""
 	return r, nil
+}
+
+// Error is a pattern's error as its input's front end shows it: the
+// parameter at fault spelled the front end's way (Input.Spell), without the
+// query package's prefix. It wraps the pattern's error (a
+// *query.ParamError, query.ErrBadCursor or query.ErrNotFound) and, when the
+// input is at fault, toolkit.ErrInvalidOptions.
+type Error struct {
+	Msg     string
+	Err     error
+	Invalid bool
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Unwrap reaches Err, and ErrInvalidOptions when Invalid.
+func (e *Error) Unwrap() []error {
+	if e.Invalid {
+		return []error{toolkit.ErrInvalidOptions, e.Err}
+	}
+	return []error{e.Err}
+}
+
+// Explain turns a pattern's error (or query.ParseTime's) into an *Error
+// for in; other errors are returned as they are.
+func Explain(err error, in query.Input) error {
+	var pe *query.ParamError
+	switch {
+	case errors.As(err, &pe):
+		return &Error{Msg: in.Spell(pe.Param) + ": " + pe.Reason, Err: err, Invalid: true}
+	case errors.Is(err, query.ErrBadCursor):
+		return &Error{Msg: in.Spell("cursor") + ": not valid for this query (modified, truncated, signed with another key or issued for other flags)", Err: err, Invalid: true}
+	case errors.Is(err, query.ErrNotFound):
+		return &Error{Msg: strings.TrimPrefix(err.Error(), "query: "), Err: err}
+	}
+	return err
 }
 
 // JobFold is the projector's job fold, for the job timeline (query.Config.JobFold).

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -166,6 +167,24 @@ func Write(ctx context.Context, w io.Writer, o Options) (*Summary, error) {
 		return nil, err
 	}
 	return s, bw.Flush()
+}
+
+// WriteFile writes the workload to the file at path as Write does; the
+// summary names the file.
+func WriteFile(ctx context.Context, path string, o Options) (*Summary, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Write(ctx, f, o)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.Out = path
+	return s, nil
 }
 
 // Append appends the workload to n's event table through c.
