@@ -5,6 +5,9 @@
 //
 //   - conn: connection settings (naming, AWS clients, the archive)
 //   - emit: append NDJSON events to the event table
+//   - localstack: start, check and stop the local stack (dev up, status, down)
+//   - queryview: answer an access pattern and render it as a table
+//   - simulation: generate a deterministic workload, appended or as NDJSON
 //
 // The streamfold CLI (cmd/streamfold) is a thin layer over them: flags,
 // wiring and rendering. None of them ships to Lambda (internal/laptop/walls).
