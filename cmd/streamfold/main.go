@@ -103,6 +103,7 @@ type kongExit int
 
 // newParser builds the command tree for env.
 func newParser(env *cliEnv, c *cli) (*kong.Kong, error) {
+	c.Query = newQueryCmd()
 	opts := []kong.Option{
 		kong.Name("streamfold"),
 		kong.Description(longHelp("streamfold")),
@@ -129,7 +130,7 @@ func run(ctx context.Context, env *cliEnv, args []string) (code int) {
 	if noArgs { // the help, as a usage error
 		args = []string{"--help"}
 	}
-	c := cli{Query: newQueryCmd()}
+	var c cli
 	parser, err := newParser(env, &c)
 	if err != nil {
 		panic(err) // the command tree is static: a test finds a broken one
