@@ -39,7 +39,7 @@ func (devSub) Run(ctx context.Context, env *cliEnv, out *output, c *devCmd, kctx
 		ToolsDir: cmp.Or(c.ToolsDir, env.getenv("TOOLS_DIR")), StateDir: c.StateDir,
 		DynamoDBPort: c.DynamoDBPort, S3Port: c.S3Port, StartTimeout: c.Timeout}}
 	if err := o.Validate(); err != nil {
-		return fail(exitUsage, "dev: %w", err)
+		return fail(exitUsage, "%w", err)
 	}
 	do := map[string]func(context.Context, localstack.Options) (*localstack.Report, error){
 		"up": localstack.Up, "status": localstack.Status, "down": localstack.Down}[sub]
