@@ -54,11 +54,16 @@ type Input interface {
 type Pattern struct {
 	// Name is the CLI's pattern name ("message-stats").
 	Name string
+	// Doc says what the pattern answers, one sentence (the CLI's and
+	// docs/api.md's list of patterns).
+	Doc string
 	// Route is the HTTP route; its {wildcards} are path parameters.
 	Route string
 	// Arg is the parameter the CLI takes as its positional argument
 	// ("arn", "id"), "" for none.
 	Arg string
+	// ArgDoc says what Arg is, one sentence.
+	ArgDoc string
 	// Params are the query parameters (API) and flags (CLI), path
 	// parameters included; Arg is not among them.
 	Params []Param

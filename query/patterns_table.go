@@ -21,7 +21,7 @@ var (
 var patterns = []Pattern{
 	// executions: agent, or status, or neither: the recent executions of
 	// every agent (each status's partition of StatusDateIndex, merged).
-	{Name: "executions", Route: "/api/executions", Paged: true, Params: []Param{
+	{Name: "executions", Doc: "Agent executions of an agent or a status in a time range, or every agent's, newest first (seeds 000, 002).", Route: "/api/executions", Paged: true, Params: []Param{
 		{Name: "agent", Flag: "agent", Doc: "agent name (AgentDateIndex)"},
 		{Name: "status", Flag: "status", Doc: orList(schema.Statuses(schema.AggregateAgentExecution)) + " (StatusDateIndex); without agent or status: every agent's, newest first"},
 		{Name: "from", Flag: "from", Doc: "earliest startDate (RFC 3339)"},
@@ -45,21 +45,21 @@ var patterns = []Pattern{
 			return c.RecentExecutions(ctx, r, p)
 		})
 	}},
-	{Name: "execution", Route: "/api/executions/{arn}", Arg: "arn", Run: func(ctx context.Context, c *Client, in Input) (any, error) {
+	{Name: "execution", Doc: "One agent execution (seed 000).", Route: "/api/executions/{arn}", Arg: "arn", ArgDoc: "The execution's ARN.", Run: func(ctx context.Context, c *Client, in Input) (any, error) {
 		return c.Execution(ctx, text(in, "arn"))
 	}},
-	{Name: "workflow", Route: "/api/workflows/executions/{id}", Arg: "id", Run: func(ctx context.Context, c *Client, in Input) (any, error) {
+	{Name: "workflow", Doc: "An sf or ldf workflow execution with its albums (seed 001).", Route: "/api/workflows/executions/{id}", Arg: "id", ArgDoc: "The workflow execution's id.", Run: func(ctx context.Context, c *Client, in Input) (any, error) {
 		return c.WorkflowExecution(ctx, text(in, "id"))
 	}},
-	{Name: "running", Route: "/api/workflows/running", Paged: true, Params: []Param{pWorkflowType}, Run: func(ctx context.Context, c *Client, in Input) (any, error) {
+	{Name: "running", Doc: "Running sf and ldf executions (seed 001).", Route: "/api/workflows/running", Paged: true, Params: []Param{pWorkflowType}, Run: func(ctx context.Context, c *Client, in Input) (any, error) {
 		return pagedRun(in, func(p PageRequest) (any, error) { return c.RunningExecutions(ctx, text(in, "workflowType"), p) })
 	}},
-	{Name: "tasks", Route: "/api/workflows/tasks/pending", Paged: true, Params: []Param{pWorkflowType}, Run: func(ctx context.Context, c *Client, in Input) (any, error) {
+	{Name: "tasks", Doc: "Pending human validation tasks (seed 001).", Route: "/api/workflows/tasks/pending", Paged: true, Params: []Param{pWorkflowType}, Run: func(ctx context.Context, c *Client, in Input) (any, error) {
 		return pagedRun(in, func(p PageRequest) (any, error) { return c.PendingTasks(ctx, text(in, "workflowType"), p) })
 	}},
 	// metrics: date and workflowType -> the row; date -> both rows of the
 	// day; workflowType [from, to] -> the type's rows, newest first.
-	{Name: "metrics", Route: "/api/metrics", Paged: true, Params: []Param{
+	{Name: "metrics", Doc: "One daily metrics row (a date and a workflow type), a day's rows (a date), or a workflow type's daily rows over days (seed 001).", Route: "/api/metrics", Paged: true, Params: []Param{
 		pDate,
 		{Name: "workflowType", Flag: "workflow-type", Doc: "step-functions (sf) or durable-functions (ldf)"},
 		{Name: "from", Flag: "from", Doc: "first day of a series, YYYY-MM-DD"},
@@ -93,13 +93,13 @@ var patterns = []Pattern{
 		}
 		return nil, invalid("date", "give %s, %s or both", in.Spell("date"), in.Spell("workflowType"))
 	}},
-	{Name: "compare", Route: "/api/metrics/compare", Params: []Param{pDate}, Run: func(ctx context.Context, c *Client, in Input) (any, error) {
+	{Name: "compare", Doc: "The sf and ldf metrics of a day side by side, with ratios (seed 001).", Route: "/api/metrics/compare", Params: []Param{pDate}, Run: func(ctx context.Context, c *Client, in Input) (any, error) {
 		return c.CompareMetrics(ctx, text(in, "date"))
 	}},
-	{Name: "job", Route: "/api/jobs/{installation}/{id}", Params: []Param{pInstGHES, pJob}, Run: jobKeyRun((*Client).Job)},
+	{Name: "job", Doc: "One GitHub workflow job (seed 003).", Route: "/api/jobs/{installation}/{id}", Params: []Param{pInstGHES, pJob}, Run: jobKeyRun((*Client).Job)},
 	// jobs: installation and status [stuckHours], or installation and repo
 	// [since].
-	{Name: "jobs", Route: "/api/jobs", Paged: true, Params: []Param{
+	{Name: "jobs", Doc: "An installation's jobs by status, its stuck jobs, or a repository's jobs with success rate and average duration (seed 003).", Route: "/api/jobs", Paged: true, Params: []Param{
 		pInstGHES,
 		{Name: "status", Flag: "status", Doc: orList(schema.Statuses(schema.AggregateJob)) + " (GSI1)"},
 		{Name: "stuckHours", Flag: "stuck-hours", Kind: KindFloat, Doc: "only jobs created more than N hours before --now (default status in_progress)"},
@@ -139,7 +139,7 @@ var patterns = []Pattern{
 		}
 		return c.JobsByStatus(ctx, inst, status, time.Time{}, p)
 	}},
-	{Name: "run", Route: "/api/runs/{installation}/{runId}/{attempt}", Params: []Param{
+	{Name: "run", Doc: "A workflow run's jobs and whether it is complete (seed 003).", Route: "/api/runs/{installation}/{runId}/{attempt}", Params: []Param{
 		pInstallation,
 		{Name: "runId", Flag: "run", Kind: KindInt, Default: "0", Doc: "workflow run id"},
 		{Name: "attempt", Flag: "attempt", Kind: KindInt, Default: "1", Doc: "run attempt"},
@@ -150,12 +150,12 @@ var patterns = []Pattern{
 		}
 		return c.Run(ctx, k[0], k[1], k[2])
 	}},
-	{Name: "timeline", Route: "/api/jobs/{installation}/{id}/timeline", Params: []Param{pInstallation, pJob}, Run: jobKeyRun((*Client).Timeline)},
-	{Name: "duplicates", Route: "/api/jobs/{installation}/{id}/duplicates", Params: []Param{pInstallation, pJob}, Run: jobKeyRun((*Client).Duplicates)},
-	{Name: "message", Route: "/api/messages/{id}", Arg: "id", Run: func(ctx context.Context, c *Client, in Input) (any, error) {
+	{Name: "timeline", Doc: "A job's events with the fields each changed (seed 003).", Route: "/api/jobs/{installation}/{id}/timeline", Params: []Param{pInstallation, pJob}, Run: jobKeyRun((*Client).Timeline)},
+	{Name: "duplicates", Doc: "The webhooks a job received more than once (seed 003).", Route: "/api/jobs/{installation}/{id}/duplicates", Params: []Param{pInstallation, pJob}, Run: jobKeyRun((*Client).Duplicates)},
+	{Name: "message", Doc: "One rez_agent message (seed 004).", Route: "/api/messages/{id}", Arg: "id", ArgDoc: "The message id.", Run: func(ctx context.Context, c *Client, in Input) (any, error) {
 		return c.Message(ctx, text(in, "id"))
 	}},
-	{Name: "messages", Route: "/api/messages", Paged: true, Params: []Param{
+	{Name: "messages", Doc: "Messages by stage, status or type in a time range, newest first (seed 004).", Route: "/api/messages", Paged: true, Params: []Param{
 		{Name: "stage", Flag: "stage", Doc: orList(schema.Stages)},
 		{Name: "status", Flag: "status", Doc: orList(schema.Statuses(schema.AggregateMessage))},
 		{Name: "type", Flag: "type", Doc: "message type, e.g. scheduled_hello"},
@@ -169,7 +169,7 @@ var patterns = []Pattern{
 		f := MessageFilter{Stage: text(in, "stage"), Status: text(in, "status"), Type: text(in, "type"), Created: r}
 		return pagedRun(in, func(p PageRequest) (any, error) { return c.Messages(ctx, f, p) })
 	}},
-	{Name: "message-stats", Route: "/api/messages/stats", Params: []Param{
+	{Name: "message-stats", Doc: "Message counts by status and success rate over the hours up to a time (seed 004).", Route: "/api/messages/stats", Params: []Param{
 		{Name: "stage", Flag: "stage", Doc: orList(schema.Stages) + "; default each"},
 		{Name: "hours", Flag: "hours", Kind: KindFloat, Default: "24", Doc: "the window: the last N hours before --to"},
 		{Name: "to", Flag: "to", Doc: "the window's end (RFC 3339), e.g. the newest message's created_date; default --now"},

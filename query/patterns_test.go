@@ -27,6 +27,9 @@ func TestPatternTable(t *testing.T) {
 		if p.Run == nil || !strings.HasPrefix(p.Route, "/api/") {
 			t.Errorf("%s: no Run, or route %q not under /api/", p.Name, p.Route)
 		}
+		if !strings.HasSuffix(p.Doc, ".") || (p.Arg != "") != strings.HasSuffix(p.ArgDoc, ".") {
+			t.Errorf("%s: Doc %q or ArgDoc %q missing or not a sentence", p.Name, p.Doc, p.ArgDoc)
+		}
 		flags := map[string]bool{}
 		for _, pr := range p.Params {
 			if flags[pr.Flag] || pr.Name == "" || pr.Doc == "" {

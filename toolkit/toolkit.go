@@ -12,6 +12,9 @@
 //     projected
 //   - redrive: list and replay dead letters; redrive failed stream batches
 //   - repair: verify the projections against the archive; rebuild them
+//   - localstack: start, check and stop the local stack (dev up, status, down)
+//   - queryview: answer an access pattern and render it as a table
+//   - simulation: generate a deterministic workload, appended or as NDJSON
 //
 // The streamfold CLI (cmd/streamfold) is a thin layer over them: flags,
 // wiring and rendering. None of them ships to Lambda (internal/laptop/walls).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/streamfold/streamfold/internal/capacity"
 	"github.com/streamfold/streamfold/internal/laptop/testenv"
+	"github.com/streamfold/streamfold/toolkit/simulation"
 )
 
 // TestConsumedCapacity runs simulate and run as a user would and checks
@@ -28,7 +29,7 @@ func TestConsumedCapacity(t *testing.T) {
 		t.Fatalf("simulate exit %d\n%s\n%s", code, out, errOut)
 	}
 	var sim struct {
-		Appended         appendCounts
+		Appended         simulation.Counts
 		ConsumedCapacity *capacity.Snapshot
 	}
 	if err := json.Unmarshal([]byte(out), &sim); err != nil || sim.ConsumedCapacity == nil {

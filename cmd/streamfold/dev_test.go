@@ -1,57 +1,6 @@
 package main
 
-import (
-	"os"
-	"strings"
-	"testing"
-)
-
-// TestDevArchiveMode: --archive wins; without it, what the state dir's last
-// up recorded; without either, MinIO (what make test starts).
-func TestDevArchiveMode(t *testing.T) {
-	for _, tc := range []struct {
-		name, recorded, flag, want, wantErr string
-	}{
-		{name: "nothing recorded", want: archiveMinIO},
-		{name: "fs recorded", recorded: "fs\n", want: archiveFS},
-		{name: "minio recorded", recorded: "minio\n", want: archiveMinIO},
-		{name: "flag over record", recorded: "fs\n", flag: "minio", want: archiveMinIO},
-		{name: "flag fs", flag: "fs", want: archiveFS},
-		{name: "unknown flag", flag: "s3", wantErr: `--archive "s3": want minio or fs`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			if tc.recorded != "" {
-				if err := os.WriteFile(archiveModeFile(dir), []byte(tc.recorded), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, err := devArchiveMode(dir, tc.flag)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("devArchiveMode(%q) = %q, %v; want error %q", tc.flag, got, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("devArchiveMode(%q) = %q, %v; want %q", tc.flag, got, err, tc.want)
-			}
-		})
-	}
-}
-
-// TestWriteArchiveModeRoundTrip: what up records, status and down read back.
-func TestWriteArchiveModeRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	for _, mode := range []string{archiveFS, archiveMinIO} {
-		if err := writeArchiveMode(dir, mode); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := devArchiveMode(dir, ""); err != nil || got != mode {
-			t.Fatalf("after recording %s: %q, %v", mode, got, err)
-		}
-	}
-}
+import "testing"
 
 // TestArchiveDirCatalog: with --archive-dir the default catalog is the
 // warehouse's own, and the archive opens on the filesystem, not S3.

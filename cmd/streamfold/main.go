@@ -57,6 +57,10 @@ type cli struct {
 	Deadletter deadletterCmd `cmd:"" help:"List or replay records the projector, archiver or ingest function could not process; redrive failed stream batches."`
 	Rebuild    rebuildCmd    `cmd:"" help:"Rebuild the projections from the Parquet archive, into fresh tables or in place."`
 	Verify     verifyCmd     `cmd:"" help:"Recompute metrics rows and run summaries from the archive and list every difference."`
+
+	Dev      devCmd      `cmd:"" help:"Start, check or stop the local stack (DynamoDB Local with Streams, MinIO or a local filesystem archive)."`
+	Simulate simulateCmd `cmd:"" help:"Generate a deterministic, realistic workload over all four domains."`
+	Query    queryCmd    `cmd:"" help:"Read the projections as dashboards do: every access pattern, key and index queries only."`
 }
 
 // output are the flags every command shares: how results are printed.
@@ -114,6 +118,7 @@ type kongExit int
 
 // newParser builds the command tree for env.
 func newParser(env *cliEnv, c *cli) (*kong.Kong, error) {
+	c.Query = newQueryCmd()
 	opts := []kong.Option{
 		kong.Name("streamfold"),
 		kong.Description(longHelp("streamfold")),

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/streamfold/streamfold/internal/laptop/testenv"
-	"github.com/streamfold/streamfold/query"
 	"github.com/streamfold/streamfold/query/querytest"
 )
 
@@ -144,18 +143,18 @@ func TestQueryExitCodes(t *testing.T) {
 	}{
 		{"help", nil, []string{"query", "-h"}, exitOK, "streamfold query jobs --installation 12345"},
 		{"pattern help", nil, []string{"query", "jobs", "-h"}, exitOK, "-stuck-hours"},
-		{"no pattern", nil, []string{"query"}, exitUsage, "Patterns:"},
-		{"unknown pattern", nil, []string{"query", "everything"}, exitUsage, `unknown subcommand "everything"`},
-		{"missing argument", offline, []string{"query", "execution"}, exitUsage, "want exactly one ARN"},
-		{"extra argument", offline, []string{"query", "running", "x"}, exitUsage, `unexpected argument "x"`},
+		{"no pattern", nil, []string{"query"}, exitUsage, `expected one of "executions"`},
+		{"unknown pattern", nil, []string{"query", "everything"}, exitUsage, "unexpected argument everything"},
+		{"missing argument", offline, []string{"query", "execution"}, exitUsage, `expected "<arn>"`},
+		{"extra argument", offline, []string{"query", "running", "x"}, exitUsage, "unexpected argument x"},
 		{"agent and status", offline, []string{"query", "executions", "--agent", "a", "--status", "FAILED"}, exitUsage, "--agent: give at most one of --agent or --status"},
 		{"bad time", offline, []string{"query", "messages", "--stage", "dev", "--from", "monday"}, exitUsage, "--from: must be RFC3339"},
 		{"bad now", offline, []string{"query", "message-stats", "--now", "later"}, exitUsage, "--now: must be RFC3339"},
 		{"limit too big", offline, []string{"query", "messages", "--stage", "dev", "--limit", "1000"}, exitUsage, "--limit: must be between 1 and 200"},
 		{"bad workflow type", offline, []string{"query", "running", "--workflow-type", "lambda"}, exitUsage, "--workflow-type: must be step-functions or durable-functions"},
 		{"bad cursor", offline, []string{"query", "messages", "--stage", "dev", "--cursor", "Zm9v"}, exitUsage, "--cursor: not valid for this query"},
-		{"short cursor key", offline, []string{"query", "running", "--cursor-key", "short"}, exitUsage, "--cursor-key: must be at least 16 bytes"},
-		{"cursor against AWS without a key", map[string]string{}, []string{"query", "running", "--cursor", "abc"}, exitUsage, "--cursor needs the key that signed it"},
+		{"short cursor key", offline, []string{"query", "running", "--cursor-key", "short"}, exitUsage, "query: Options.CursorKey: must be at least 16 bytes"},
+		{"cursor against AWS without a key", map[string]string{}, []string{"query", "running", "--cursor", "abc"}, exitUsage, "query: Options.CursorKey: is needed to check a cursor"},
 		{"job id zero", offline, []string{"query", "timeline", "--installation", "1"}, exitUsage, "query timeline: --job: must be a positive integer"},
 		{"run id zero", offline, []string{"query", "run", "--installation", "1"}, exitUsage, "query run: --run: must be a positive integer"},
 		{"empty ARN", offline, []string{"query", "execution", ""}, exitUsage, "query execution: ARN: is required"},
@@ -180,37 +179,4 @@ func TestQueryExitCodes(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
 	})
-}
-
-func TestQueryCursorKey(t *testing.T) {
-	k, oneOff, err := qCursorKey("", "http://127.0.0.1:8766")
-	if err != nil || oneOff || string(k) != devCursorKey {
-		t.Fatalf("local endpoint: %q %v %v", k, oneOff, err)
-	}
-	k, oneOff, err = qCursorKey("", "http://localhost:8000")
-	if err != nil || oneOff || string(k) != devCursorKey {
-		t.Fatalf("localhost: %q %v %v", k, oneOff, err)
-	}
-	k1, oneOff, _ := qCursorKey("", "")
-	k2, _, _ := qCursorKey("", "https://dynamodb.us-east-1.amazonaws.com")
-	if !oneOff || len(k1) != 32 || string(k1) == string(k2) || string(k1) == devCursorKey {
-		t.Fatal("AWS without a key must get a fresh random one-off key")
-	}
-	if k, _, _ := qCursorKey("my-own-key-0123456789", ""); string(k) != "my-own-key-0123456789" {
-		t.Fatal("a given key is used as is")
-	}
-}
-
-// TestQueryRendersEveryPattern: every pattern of the query package's table
-// has its table renderer here, and no renderer is left over.
-func TestQueryRendersEveryPattern(t *testing.T) {
-	pats := query.Patterns()
-	for _, p := range pats {
-		if queryRenders[p.Name] == nil {
-			t.Errorf("pattern %s has no renderer", p.Name)
-		}
-	}
-	if len(queryRenders) != len(pats) {
-		t.Errorf("%d renderers for %d patterns", len(queryRenders), len(pats))
-	}
 }

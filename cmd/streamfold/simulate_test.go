@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/schema"
+	"github.com/streamfold/streamfold/toolkit/simulation"
 )
 
 // TestSimulateShape writes workloads to files, as a benchmark would before
@@ -38,7 +39,7 @@ func TestSimulateShape(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("exit %d\n%s%s", code, out, errOut)
 			}
-			var sum simulateSummary
+			var sum simulation.Summary
 			if err := json.Unmarshal([]byte(out), &sum); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
@@ -82,11 +83,11 @@ func TestSimulateFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"rate with subject order", []string{"--order", "subject", "--rate", "5"}, "simulate: --rate: applies to --order time only"},
-		{"unknown order", []string{"--order", "random"}, `simulate: Config.Order: must be "time" or "subject"`},
-		{"rate zero", []string{"--rate", "0"}, "simulate: --rate: must be between 1 and 100000"},
-		{"unknown payloads", []string{"--github-payloads", "huge"}, `simulate: Config.GitHubPayloads: must be "trimmed" or "full"`},
-		{"shape window", []string{"--shape-window", "0"}, "simulate: --shape-window: must be at least 1"},
+		{"rate with subject order", []string{"--order", "subject", "--rate", "5"}, "simulate: Options.Config.Rate: applies to order time only"},
+		{"unknown order", []string{"--order", "random"}, `simulate: Options.Config.Order: must be "time" or "subject"`},
+		{"rate zero", []string{"--rate", "0"}, "simulate: Options.Config.Rate: must be between 1 and 100000"},
+		{"unknown payloads", []string{"--github-payloads", "huge"}, `simulate: Options.Config.GitHubPayloads: must be "trimmed" or "full"`},
+		{"shape window", []string{"--shape-window", "0"}, "simulate: Options.ShapeWindow: must be at least 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package queryview
 
 import (
 	"encoding/json"
@@ -12,12 +12,12 @@ import (
 	"github.com/streamfold/streamfold/query"
 )
 
-// queryRender prints a pattern's result as a table; in is the input it
+// render prints a pattern's result as a table; in is the input it
 // answered.
-type queryRender func(w io.Writer, res any, in query.Input)
+type render func(w io.Writer, res any, in query.Input)
 
-// queryRenders are the tables of query.Patterns, by pattern name.
-var queryRenders = map[string]queryRender{
+// renders are the tables of query.Patterns, by pattern name.
+var renders = map[string]render{
 	"executions": qPageRender([]string{"STARTED", "STATUS", "AGENT", "SECONDS", "EXECUTION"},
 		"startDate", "status", "agentName", "durationSeconds", "executionArn"),
 	"execution": qItemRender,
@@ -137,7 +137,7 @@ var queryRenders = map[string]queryRender{
 }
 
 // qPageRender renders a query.Page as columns of the given attributes.
-func qPageRender(header []string, attrs ...string) queryRender {
+func qPageRender(header []string, attrs ...string) render {
 	return func(w io.Writer, res any, _ query.Input) {
 		qRowsTable(res.(query.Page).Items, header, attrs...)(w)
 	}
