@@ -43,7 +43,7 @@ type archiveLsCmd struct {
 
 func (c *archiveLsCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	res, err := archivetools.Ls(ctx, c.target(), c.Date)
-	return archiveDone(env, out, "ls", res, err)
+	return archiveDone(env, out, res, err)
 }
 
 type archiveCompactCmd struct {
@@ -54,7 +54,7 @@ type archiveCompactCmd struct {
 
 func (c *archiveCompactCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	res, err := archivetools.Compact(ctx, archivetools.CompactOptions{Target: c.target(), Date: c.Date, MinAge: c.MinAge, DryRun: c.DryRun})
-	return archiveDone(env, out, "compact", res, err)
+	return archiveDone(env, out, res, err)
 }
 
 type archiveMaintainCmd struct {
@@ -67,7 +67,7 @@ type archiveMaintainCmd struct {
 func (c *archiveMaintainCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	res, err := archivetools.Maintain(ctx, archivetools.MaintainOptions{Target: c.target(), MaintainOptions: archiver.MaintainOptions{
 		SnapshotAge: c.SnapshotAge, RetainSnapshots: c.Retain, OrphanAge: c.OrphanAge, DryRun: c.DryRun}})
-	return archiveDone(env, out, "maintain", res, err)
+	return archiveDone(env, out, res, err)
 }
 
 type archiveRegisterCmd struct {
@@ -78,14 +78,14 @@ type archiveRegisterCmd struct {
 
 func (c *archiveRegisterCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	res, err := archivetools.Register(ctx, archivetools.RegisterOptions{Target: c.target(), All: c.All, RegisterOptions: archiver.RegisterOptions{Replace: c.Replace, DryRun: c.DryRun}})
-	return archiveDone(env, out, "register", res, err)
+	return archiveDone(env, out, res, err)
 }
 
 type archiveErrorsCmd struct{ globals }
 
 func (c *archiveErrorsCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	res, err := archivetools.Errors(ctx, archivetools.Target{Settings: c.settings()})
-	return archiveDone(env, out, "errors", res, err)
+	return archiveDone(env, out, res, err)
 }
 
 type archiveTablesCmd struct{}
@@ -104,7 +104,7 @@ type archiveQueriesCmd struct {
 
 func (c *archiveQueriesCmd) Run(env *cliEnv, out *output) error {
 	res, err := archivetools.Queries(c.Name)
-	return archiveDone(env, out, "queries", res, err)
+	return archiveDone(env, out, res, err)
 }
 
 type archiveMigrateCmd struct {
@@ -116,13 +116,13 @@ func (archiveMigrateCmd) Help() string { return longHelp("archive-migrate") }
 
 func (c *archiveMigrateCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	res, err := archivetools.Migrate(ctx, archivetools.MigrateOptions{Target: c.target(), DryRun: c.DryRun, DeleteOld: c.DeleteOld, Progress: env.progress(out)})
-	return archiveDone(env, out, "migrate", res, err)
+	return archiveDone(env, out, res, err)
 }
 
 // archiveDone renders an archive subcommand's result and maps its error to
 // an exit code: 2 bad options, 3 a service, 1 a concurrent compaction or
 // what the result found (poison records, tables behind, a failed migration).
-func archiveDone(env *cliEnv, out *output, sub string, res interface{ WriteText(io.Writer) error }, err error) error {
+func archiveDone(env *cliEnv, out *output, res interface{ WriteText(io.Writer) error }, err error) error {
 	code := exitUsageOr(err)
 	if err == nil {
 		if err = env.render(out, res, res.WriteText); err != nil {
@@ -135,7 +135,7 @@ func archiveDone(env *cliEnv, out *output, sub string, res interface{ WriteText(
 		code = exitFailed
 	}
 	if err != nil {
-		return fail(code, "archive %s: %w", sub, err)
+		return fail(code, "%w", err)
 	}
 	return nil
 }

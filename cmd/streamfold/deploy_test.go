@@ -49,7 +49,8 @@ func TestDeployCLI(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := runCLI(t, tt.env, "", tt.args...)
+			code, stdout, stderr := runCLI(t, tt.env, "", tt.args...)
+			stderr += stdout // kong prints --help on standard output
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, stderr)
 			}

@@ -38,7 +38,7 @@ func (c *reconcileCmd) Run(ctx context.Context, env *cliEnv, out *output) error 
 	}
 	rep, err := audit.Run(ctx, c.settings(), o)
 	if err != nil {
-		return fail(exitUsageOr(err), "reconcile: %w", err)
+		return fail(exitUsageOr(err), "%w", err)
 	}
 	n, _ := c.naming()
 	if err := env.render(out, rep, func(w io.Writer) error { return audit.WriteText(w, rep, n) }); err != nil || rep.Gaps() == 0 {

@@ -56,9 +56,9 @@ func (t Target) tables(workflow string) ([]string, error) {
 	return names, nil
 }
 
-// Open opens the target's archive; the caller closes it. Bad settings or a
-// bad URI are invalid options (toolkit.ErrInvalidOptions); a service that
-// cannot be reached is not.
+// Open opens the target's archive for workflow (its errors start with
+// it); the caller closes it. Bad settings or a bad URI are invalid options
+// (toolkit.ErrInvalidOptions); a service that cannot be reached is not.
 func (t Target) Open(ctx context.Context, workflow string) (*archiver.Archive, error) {
 	n, err := t.Settings.Naming()
 	if err != nil {
@@ -66,7 +66,7 @@ func (t Target) Open(ctx context.Context, workflow string) (*archiver.Archive, e
 	}
 	c, err := t.Settings.Clients(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", workflow, err)
 	}
 	a, err := t.Settings.OpenArchive(c, n, t.ArchiveURI)
 	if err != nil {
@@ -75,7 +75,8 @@ func (t Target) Open(ctx context.Context, workflow string) (*archiver.Archive, e
 	return a, nil
 }
 
-// each opens the target's archive and calls f for each of its tables.
+// each opens the target's archive and calls f for each of its tables; its
+// errors start with workflow.
 func (t Target) each(ctx context.Context, workflow string, f func(a *archiver.Archive, table string) error) (uri string, err error) {
 	tables, err := t.tables(workflow)
 	if err != nil {
@@ -88,7 +89,7 @@ func (t Target) each(ctx context.Context, workflow string, f func(a *archiver.Ar
 	defer a.Close()
 	for _, name := range tables {
 		if err := f(a, name); err != nil {
-			return a.URI(), err
+			return a.URI(), fmt.Errorf("%s: %w", workflow, err)
 		}
 	}
 	return a.URI(), nil

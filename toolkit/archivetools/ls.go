@@ -81,7 +81,7 @@ func Errors(ctx context.Context, t Target) (*ErrorList, error) {
 	defer a.Close()
 	recs, err := a.Errors(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("archive errors: %w", err)
 	}
 	if recs == nil {
 		recs = []archiver.ErrorRecord{}
@@ -97,7 +97,7 @@ func (l *ErrorList) Found() error {
 	if len(l.Records) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%d poison records under %s/errors/", len(l.Records), l.URI)
+	return fmt.Errorf("archive errors: %d poison records under %s/errors/", len(l.Records), l.URI)
 }
 
 // WriteText prints the records as a table and a count.

@@ -180,7 +180,7 @@ func (r *Registered) Behind() int {
 // Found is an error when a table is behind (see Behind).
 func (r *Registered) Found() error {
 	if n := r.Behind(); n > 0 {
-		return fmt.Errorf("%d tables behind their location in the catalog: --replace points them at the newest metadata", n)
+		return fmt.Errorf("archive register: %d tables behind their location in the catalog: --replace points them at the newest metadata", n)
 	}
 	return nil
 }

@@ -89,9 +89,10 @@ func Migrate(ctx context.Context, o MigrateOptions) (*Migrated, error) {
 		}
 		fmt.Fprintln(w, ProgressLine(p))
 	}
-	sum.MigrateStats, sum.err = a.Migrate(ctx, opts)
-	if sum.err != nil {
-		sum.Error = sum.err.Error()
+	sum.MigrateStats, err = a.Migrate(ctx, opts)
+	if err != nil {
+		sum.Error = err.Error()
+		sum.err = fmt.Errorf("archive migrate: %w", err)
 	}
 	return sum, nil
 }

@@ -154,7 +154,8 @@ func (o Options) Validate() error {
 	return err
 }
 
-// Run reconciles s's event table with its projections and archive.
+// Run reconciles s's event table with its projections and archive. Its
+// errors start with "reconcile: ".
 func Run(ctx context.Context, s conn.Settings, o Options) (reconcile.Report, error) {
 	plan, err := o.Plan(o.now())
 	if err != nil {
@@ -170,7 +171,7 @@ func Run(ctx context.Context, s conn.Settings, o Options) (reconcile.Report, err
 	}
 	clients, err := s.Clients(ctx)
 	if err != nil {
-		return reconcile.Report{}, err
+		return reconcile.Report{}, fmt.Errorf("reconcile: %w", err)
 	}
 	meter := capacity.NewMeter()
 	ddb := clients.MeteredDynamoDB(meter)
@@ -199,7 +200,11 @@ func Run(ctx context.Context, s conn.Settings, o Options) (reconcile.Report, err
 		defer a.Close()
 		cfg.Archive = a
 	}
-	return reconcile.Reconcile(ctx, cfg, plan)
+	rep, err := reconcile.Reconcile(ctx, cfg, plan)
+	if err != nil {
+		return rep, fmt.Errorf("reconcile: %w", err)
+	}
+	return rep, nil
 }
 
 // ParseWhen reads an RFC 3339 time or a date (midnight UTC).
