@@ -24,67 +24,77 @@ type archiveCmd struct {
 
 func (archiveCmd) Help() string { return longHelp("archive") }
 
-// archiveFlags are the flags of the subcommands that open the archive.
+// archiveFlags are the flags of the subcommands that open the archive;
+// archiveTableFlags of those that work table by table, archiveChangeFlags
+// of those that change it.
 type archiveFlags struct {
 	globals
 	ArchiveURI string `name:"archive-uri" placeholder:"URI" help:"The archive, s3://BUCKET/PREFIX (default s3://PREFIX-STAGE-archive/archive)."`
-	Table      string `help:"Only this table (agent_executions, album_workflow, github_jobs, messages)."`
-	DryRun     bool   `name:"dry-run" help:"Plan only, change nothing (compact, maintain, register, migrate)."`
 }
 
-func (f *archiveFlags) target() archivetools.Target {
-	return archivetools.Target{Settings: f.settings(), ArchiveURI: f.ArchiveURI, Table: f.Table}
+type archiveTableFlags struct {
+	archiveFlags
+	Table string `help:"Only this table (agent_executions, album_workflow, github_jobs, messages)."`
+}
+
+type archiveChangeFlags struct {
+	archiveTableFlags
+	DryRun bool `name:"dry-run" help:"Plan only, change nothing."`
+}
+
+func (f *archiveFlags) target(table string) archivetools.Target {
+	return archivetools.Target{Settings: f.settings(), ArchiveURI: f.ArchiveURI, Table: table}
 }
 
 type archiveLsCmd struct {
-	archiveFlags
+	archiveTableFlags
 	Date string `help:"Only this event date, YYYY-MM-DD."`
 }
 
 func (c *archiveLsCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
-	res, err := archivetools.Ls(ctx, c.target(), c.Date)
+	res, err := archivetools.Ls(ctx, c.target(c.Table), c.Date)
 	return archiveDone(env, out, res, err)
 }
 
 type archiveCompactCmd struct {
-	archiveFlags
+	archiveChangeFlags
 	Date   string        `required:"" help:"The event date to compact, YYYY-MM-DD (e.g. yesterday's)."`
 	MinAge time.Duration `name:"min-age" default:"24h" help:"Leave files younger than this alone, as a batch that wrote them might still be redelivered (0s: every file)."`
 }
 
 func (c *archiveCompactCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
-	res, err := archivetools.Compact(ctx, archivetools.CompactOptions{Target: c.target(), Date: c.Date, MinAge: c.MinAge, DryRun: c.DryRun})
+	res, err := archivetools.Compact(ctx, archivetools.CompactOptions{Target: c.target(c.Table), Date: c.Date, MinAge: c.MinAge, DryRun: c.DryRun})
 	return archiveDone(env, out, res, err)
 }
 
 type archiveMaintainCmd struct {
-	archiveFlags
+	archiveChangeFlags
 	SnapshotAge time.Duration `name:"snapshot-age" default:"168h" help:"Expire snapshots older than this (time travel reaches this far back)."`
 	Retain      int           `name:"retain-snapshots" default:"10" help:"Always keep this many newest snapshots."`
 	OrphanAge   time.Duration `name:"orphan-age" default:"72h" help:"Delete files no snapshot holds once older than this (at least 1h)."`
 }
 
 func (c *archiveMaintainCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
-	res, err := archivetools.Maintain(ctx, archivetools.MaintainOptions{Target: c.target(), MaintainOptions: archiver.MaintainOptions{
+	res, err := archivetools.Maintain(ctx, archivetools.MaintainOptions{Target: c.target(c.Table), MaintainOptions: archiver.MaintainOptions{
 		SnapshotAge: c.SnapshotAge, RetainSnapshots: c.Retain, OrphanAge: c.OrphanAge, DryRun: c.DryRun}})
 	return archiveDone(env, out, res, err)
 }
 
 type archiveRegisterCmd struct {
-	archiveFlags
+	archiveChangeFlags
 	All     bool `help:"Every table (the default without --table)."`
 	Replace bool `help:"Point a table the catalog has at an older metadata file at the newest one."`
 }
 
 func (c *archiveRegisterCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
-	res, err := archivetools.Register(ctx, archivetools.RegisterOptions{Target: c.target(), All: c.All, RegisterOptions: archiver.RegisterOptions{Replace: c.Replace, DryRun: c.DryRun}})
+	res, err := archivetools.Register(ctx, archivetools.RegisterOptions{Target: c.target(c.Table), All: c.All, RegisterOptions: archiver.RegisterOptions{Replace: c.Replace, DryRun: c.DryRun}})
 	return archiveDone(env, out, res, err)
 }
 
-type archiveErrorsCmd struct{ globals }
+type archiveErrorsCmd struct{ archiveFlags }
 
 func (c *archiveErrorsCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
-	res, err := archivetools.Errors(ctx, archivetools.Target{Settings: c.settings()})
+	res, err := archivetools.Errors(ctx, c.target(""))
 	return archiveDone(env, out, res, err)
 }
 
@@ -108,14 +118,14 @@ func (c *archiveQueriesCmd) Run(env *cliEnv, out *output) error {
 }
 
 type archiveMigrateCmd struct {
-	archiveFlags
+	archiveChangeFlags
 	DeleteOld bool `name:"delete-old" help:"Delete each partition's old objects and manifest once its migration is committed."`
 }
 
 func (archiveMigrateCmd) Help() string { return longHelp("archive-migrate") }
 
 func (c *archiveMigrateCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
-	res, err := archivetools.Migrate(ctx, archivetools.MigrateOptions{Target: c.target(), DryRun: c.DryRun, DeleteOld: c.DeleteOld, Progress: env.progress(out)})
+	res, err := archivetools.Migrate(ctx, archivetools.MigrateOptions{Target: c.target(c.Table), DryRun: c.DryRun, DeleteOld: c.DeleteOld, Progress: env.progress(out)})
 	return archiveDone(env, out, res, err)
 }
 
