@@ -60,19 +60,14 @@ func Compact(ctx context.Context, o CompactOptions) (*Compacted, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Compacted{Stats: []archiver.CompactStats{}, DryRun: o.DryRun}
-	_, err := o.each(ctx, "archive compact", func(a *archiver.Archive, name string) error {
+	stats, err := perTable(ctx, o.Target, "archive compact", func(a *archiver.Archive, name string) (archiver.CompactStats, error) {
 		st, err := a.Compact(ctx, name, o.Date, o.plan())
-		if err != nil {
-			if errors.Is(err, archiver.ErrCompactionConflict) {
-				return fmt.Errorf("%s %s: %w (another compaction committed first; run again)", name, o.Date, err)
-			}
-			return fmt.Errorf("%s %s: %w", name, o.Date, err)
+		if errors.Is(err, archiver.ErrCompactionConflict) {
+			return st, fmt.Errorf("%s: %w (another compaction committed first; run again)", o.Date, err)
 		}
-		res.Stats = append(res.Stats, st)
-		return nil
+		return st, err
 	})
-	return res, err
+	return &Compacted{Stats: stats, DryRun: o.DryRun}, err
 }
 
 // MarshalJSON is the stats.
@@ -116,16 +111,10 @@ func Maintain(ctx context.Context, o MaintainOptions) (*Maintained, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Maintained{Stats: []archiver.MaintainStats{}, DryRun: o.DryRun}
-	_, err := o.each(ctx, "archive maintain", func(a *archiver.Archive, name string) error {
-		st, err := a.Maintain(ctx, name, o.MaintainOptions)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		res.Stats = append(res.Stats, st)
-		return nil
+	stats, err := perTable(ctx, o.Target, "archive maintain", func(a *archiver.Archive, name string) (archiver.MaintainStats, error) {
+		return a.Maintain(ctx, name, o.MaintainOptions)
 	})
-	return res, err
+	return &Maintained{Stats: stats, DryRun: o.DryRun}, err
 }
 
 // MarshalJSON is the stats.
@@ -194,16 +183,10 @@ func Register(ctx context.Context, o RegisterOptions) (*Registered, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Registered{Registrations: []archiver.Registration{}, DryRun: o.DryRun}
-	_, err := o.each(ctx, "archive register", func(a *archiver.Archive, name string) error {
-		r, err := a.Register(ctx, name, o.RegisterOptions)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		res.Registrations = append(res.Registrations, r)
-		return nil
+	regs, err := perTable(ctx, o.Target, "archive register", func(a *archiver.Archive, name string) (archiver.Registration, error) {
+		return a.Register(ctx, name, o.RegisterOptions)
 	})
-	return res, err
+	return &Registered{Registrations: regs, DryRun: o.DryRun}, err
 }
 
 // WriteText prints one row per table, then ties and tables behind.
@@ -223,4 +206,19 @@ func (r *Registered) WriteText(w io.Writer) error {
 	}
 	dryRunNote(w, r.DryRun, " (actions are what would be done)")
 	return err
+}
+
+// perTable calls f on each of t's tables in t's archive and collects what
+// it returns (never nil); an error names its table.
+func perTable[S any](ctx context.Context, t Target, workflow string, f func(a *archiver.Archive, name string) (S, error)) ([]S, error) {
+	all := []S{}
+	_, err := t.each(ctx, workflow, func(a *archiver.Archive, name string) error {
+		st, err := f(a, name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		all = append(all, st)
+		return nil
+	})
+	return all, err
 }
