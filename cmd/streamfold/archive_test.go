@@ -27,6 +27,7 @@ import (
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"
+	"github.com/streamfold/streamfold/toolkit/archivetools"
 )
 
 // TestRunArchivesCompactsAndVerifies drives the local pipeline through the
@@ -101,7 +102,7 @@ func TestRunArchivesCompactsAndVerifies(t *testing.T) {
 	}
 
 	code, out, errOut = runCLI(t, env, "", "archive", "ls", "--json")
-	var parts []partitionInfo
+	var parts []archivetools.Partition
 	if code != exitOK || json.Unmarshal([]byte(out), &parts) != nil || len(parts) == 0 {
 		t.Fatalf("archive ls exit %d:\n%s\n%s", code, out, errOut)
 	}
@@ -226,7 +227,7 @@ func TestArchiveMigrateCLI(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("archive migrate exit %d\n%s\n%s", code, out, errOut)
 	}
-	var first migrateSummary
+	var first archivetools.Migrated
 	if err := json.Unmarshal([]byte(out), &first); err != nil || first.Migrated == 0 || first.Migrated != first.Partitions {
 		t.Fatalf("migrate --json: %v\n%s", err, out)
 	}
@@ -247,7 +248,7 @@ func TestArchiveMigrateCLI(t *testing.T) {
 		}
 	}
 	code, out, errOut = runCLI(t, env, "", "archive", "migrate", "--json")
-	var second migrateSummary
+	var second archivetools.Migrated
 	if code != exitOK || json.Unmarshal([]byte(out), &second) != nil || second.Migrated != 0 || second.Skipped != first.Partitions || second.Files != 0 {
 		t.Fatalf("second migrate exit %d: want every partition skipped\n%s\n%s", code, out, errOut)
 	}

@@ -36,12 +36,12 @@ func TestDeployCLI(t *testing.T) {
 		{"bad stage", noCreds, []string{"deploy", "plan", "--stage", "qa"}, exitUsage, `Stage: "qa" is not dev, stage or prod`},
 		{"destroy needs auto-approve", noCreds, []string{"deploy", "destroy", "--stage", "prod"}, exitUsage, "needs --auto-approve"},
 		{"unknown subcommand", noCreds, []string{"deploy", "launch"}, exitUsage, `unknown subcommand "launch"`},
-		{"no subcommand", noCreds, []string{"deploy"}, exitUsage, "streamfold deploy plan"},
+		{"no subcommand", noCreds, []string{"deploy"}, exitUsage, `streamfold deploy: expected one of "plan", "apply", "destroy", "output"`},
 		{"help", noCreds, []string{"deploy", "-h"}, exitOK, "Exit codes:"},
 		{"plan help", noCreds, []string{"deploy", "plan", "-h"}, exitOK, "-backend-lock-table"},
 		{"no packages", map[string]string{"HOME": home, "AWS_PROFILE": "p"}, []string{"deploy", "plan", "--stage", "dev", "--terraform", exe, "--dir", home + "/terraform"}, exitRuntime,
 			"deploy: Lambda packages missing: run `make package`: " + home + "/dist/projector.zip, " + home + "/dist/archiver.zip, " + home + "/dist/ingest.zip, " + home + "/dist/api.zip, " + home + "/dist/reconcile.zip missing"},
-		{"bad --var", noCreds, []string{"deploy", "plan", "--stage", "dev", "--var", "novalue"}, exitUsage, `invalid value "novalue" for flag -var: want NAME=VALUE, got "novalue"`},
+		{"bad --var", noCreds, []string{"deploy", "plan", "--stage", "dev", "--var", "novalue"}, exitUsage, `deploy: Options.Vars: want NAME=VALUE, got "novalue"`},
 		{"--var stage", noCreds, []string{"deploy", "plan", "--stage", "dev", "--var", "stage=prod"}, exitUsage, `Vars: "stage" cannot be set here (use Stage/Prefix)`},
 		{"lock table without bucket", noCreds, []string{"deploy", "plan", "--stage", "dev", "--backend-lock-table", "locks"}, exitUsage, "--backend-lock-table and --backend-key need --backend-bucket"},
 		{"key without bucket", noCreds, []string{"deploy", "plan", "--stage", "dev", "--backend-key", "k"}, exitUsage, "--backend-lock-table and --backend-key need --backend-bucket"},
@@ -49,7 +49,8 @@ func TestDeployCLI(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := runCLI(t, tt.env, "", tt.args...)
+			code, stdout, stderr := runCLI(t, tt.env, "", tt.args...)
+			stderr += stdout // kong prints --help on standard output
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, stderr)
 			}

@@ -61,6 +61,10 @@ type cli struct {
 	Dev      devCmd      `cmd:"" help:"Start, check or stop the local stack (DynamoDB Local with Streams, MinIO or a local filesystem archive)."`
 	Simulate simulateCmd `cmd:"" help:"Generate a deterministic, realistic workload over all four domains."`
 	Query    queryCmd    `cmd:"" help:"Read the projections as dashboards do: every access pattern, key and index queries only."`
+
+	Archive   archiveCmd   `cmd:"" help:"Inspect, compact and maintain the Iceberg archive; print its table schemas and named queries; migrate an old archive."`
+	Reconcile reconcileCmd `cmd:"" help:"Prove every event of the event table was projected and archived; --heal what was not."`
+	Deploy    deployCmd    `cmd:"" help:"Plan, apply, destroy or show outputs of streamfold's infrastructure with Terraform."`
 }
 
 // output are the flags every command shares: how results are printed.
@@ -184,6 +188,8 @@ func usageError(env *cliEnv, err error) int {
 	msg := err.Error()
 	if arg, ok := strings.CutPrefix(msg, "unexpected argument "); ok && path == "streamfold" {
 		msg = fmt.Sprintf("unknown command %q", arg)
+	} else if ok && perr.Context.Selected() != nil && len(perr.Context.Selected().Children) > 0 {
+		msg = fmt.Sprintf("unknown subcommand %q", arg)
 	}
 	fmt.Fprintf(env.stderr, "%s: %s\nrun '%s --help' for its flags\n", path, msg, path)
 	return exitUsage

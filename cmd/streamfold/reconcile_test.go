@@ -30,14 +30,14 @@ func TestReconcileUsage(t *testing.T) {
 		wantText string
 	}{
 		{"help", []string{"reconcile", "-h"}, exitOK, "streamfold reconcile --since 72h --heal"},
-		{"since and from", []string{"reconcile", "--since", "1h", "--from", "2026-01-01"}, exitUsage, "--since goes without --from and --to"},
-		{"to without from", []string{"reconcile", "--to", "2026-01-01"}, exitUsage, "--to needs --from"},
-		{"bad since", []string{"reconcile", "--since", "yesterday"}, exitUsage, "--since"},
-		{"negative since", []string{"reconcile", "--since", "-2h"}, exitUsage, "must be positive"},
+		{"since and from", []string{"reconcile", "--since", "1h", "--from", "2026-01-01"}, exitUsage, "Options.Since: goes without From and To"},
+		{"to without from", []string{"reconcile", "--to", "2026-01-01"}, exitUsage, "Options.To: needs From"},
+		{"bad since", []string{"reconcile", "--since", "yesterday"}, exitUsage, "Options.Since"},
+		{"negative since", []string{"reconcile", "--since=-2h"}, exitUsage, "must be positive"},
 		{"bad from", []string{"reconcile", "--from", "March"}, exitUsage, "want RFC 3339"},
 		{"empty window", []string{"reconcile", "--from", "2026-01-02", "--to", "2026-01-01"}, exitUsage, "is empty"},
-		{"bad segments", []string{"reconcile", "--segments", "0"}, exitUsage, "--segments: must be at least 1, got 0"},
-		{"extra argument", []string{"reconcile", "now"}, exitUsage, `unexpected argument "now"`},
+		{"bad segments", []string{"reconcile", "--segments=-1"}, exitUsage, "Options.Segments: must be at least 1, got -1"},
+		{"extra argument", []string{"reconcile", "now"}, exitUsage, `unexpected argument now`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,19 +46,6 @@ func TestReconcileUsage(t *testing.T) {
 				t.Fatalf("exit %d (want %d), output lacks %q?\n%s%s", code, tt.wantCode, tt.wantText, out, errOut)
 			}
 		})
-	}
-}
-
-func TestParseSince(t *testing.T) {
-	for in, want := range map[string]time.Duration{"24h": 24 * time.Hour, "90m": 90 * time.Minute, "14d": 14 * 24 * time.Hour} {
-		if got, err := parseSince(in); err != nil || got != want {
-			t.Errorf("parseSince(%q) = %s, %v; want %s", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "0h", "d", "1.5d", "x"} {
-		if _, err := parseSince(in); err == nil {
-			t.Errorf("parseSince(%q): no error", in)
-		}
 	}
 }
 
