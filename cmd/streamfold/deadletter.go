@@ -3,11 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"strings"
 
-	"github.com/streamfold/streamfold/internal/awsclient"
-	"github.com/streamfold/streamfold/toolkit"
 	"github.com/streamfold/streamfold/toolkit/redrive"
 )
 
@@ -112,46 +108,4 @@ func (c *deadletterRedriveCmd) Run(ctx context.Context, env *cliEnv, out *output
 		return exitStatus(exitFailed)
 	}
 	return nil
-}
-
-// connect checks the naming (exitUsage) and opens the clients (exitRuntime).
-func connect(ctx context.Context, g *globals, cmd string) (*awsclient.Clients, error) {
-	if _, err := g.naming(); err != nil {
-		return nil, fail(exitUsage, "%s: %w", cmd, err)
-	}
-	c, err := g.clients(ctx)
-	if err != nil {
-		return nil, fail(exitRuntime, "%s: %w", cmd, err)
-	}
-	return c, nil
-}
-
-// warnings is the handlers' log: warnings and errors on standard error.
-func warnings(env *cliEnv) *slog.Logger {
-	return slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-// optionFlags are the flags of the workflows' option fields.
-var optionFlags = map[string]string{
-	"Consumer": "--consumer", "Position": "--position", "SFNTags": "--sfn-tags", "ArchiveURI": "--archive-uri",
-	"Archive": "--from-archive", "Into": "--into", "Target": "--target-prefix/--target-stage", "TargetPrefix, TargetStage, Force": "--target-prefix, --target-stage and --force",
-	"Kinds":       "--only",
-	"ChunkEvents": "--chunk", "Workers": "--workers", "BufferEvents": "--buffer", "RetentionDays": "--retention", "GSIShards": "--gsi-shards",
-}
-
-// workflowErr is a workflow's error as cmd's: exitUsage for invalid
-// options (toolkit.OptionsError), naming the flag at fault, else code.
-func workflowErr(cmd string, code int, err error) error {
-	var oe *toolkit.OptionsError
-	if errors.As(err, &oe) {
-		msg := strings.TrimPrefix(oe.Problem, cmd+": ")
-		if f := optionFlags[oe.Field]; f != "" {
-			msg = f + ": " + msg
-		}
-		return fail(exitUsage, "%s: %s", cmd, msg)
-	}
-	if strings.HasPrefix(err.Error(), cmd+": ") {
-		return &cmdError{code: code, err: err}
-	}
-	return fail(code, "%s: %w", cmd, err)
 }

@@ -37,7 +37,7 @@ func (c *emitCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	}
 	o := emit.Options{Input: in, SFNTags: c.SFNTags, SFNPayloads: c.SFNPayloads, MaxFutureSkew: c.MaxFutureSkew, BatchLines: c.Batch}
 	if err := o.Validate(); err != nil {
-		return fail(exitUsage, "emit: %v", err)
+		return failed("emit", err)
 	}
 	clients, err := c.clients(ctx)
 	if err != nil {
@@ -48,7 +48,7 @@ func (c *emitCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	}
 	res, err := emit.Run(ctx, clients, n, c.DynamoDBEndpoint != "", o)
 	if res == nil {
-		return fail(exitUsageOr(err), "emit: %v", err)
+		return failed("emit", err)
 	}
 	if !out.Quiet {
 		printAppendCapacity(env.stderr, "emit", *res.ConsumedCapacity)

@@ -58,6 +58,8 @@ func TestEmitConflictDynamoDBLocal(t *testing.T) {
 // TestEmitFutureTimeDynamoDBLocal: a line dated more than --max-future-skew
 // after now is rejected naming "time" and the limit. The times are taken
 // from the wall clock on purpose: emit stamps recordedat with it.
+const envMaxFutureSkew = "STREAMFOLD_MAX_FUTURE_SKEW"
+
 func TestEmitFutureTimeDynamoDBLocal(t *testing.T) {
 	c := testenv.Clients(t)
 	n, _ := testenv.Tables(t, c)

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 
 	"github.com/streamfold/streamfold/archiver"
@@ -50,19 +47,6 @@ func envOr(env *cliEnv, key, def string) string {
 	return def
 }
 
-// register adds the flags to a command still on the flag package.
-func (g *globals) register(fs *flag.FlagSet, env *cliEnv) {
-	fs.StringVar(&g.DynamoDBEndpoint, "dynamodb-endpoint", env.getenv("STREAMFOLD_DYNAMODB_ENDPOINT"), "DynamoDB endpoint URL, e.g. http://127.0.0.1:8766 (env STREAMFOLD_DYNAMODB_ENDPOINT; empty = AWS)")
-	fs.StringVar(&g.S3Endpoint, "s3-endpoint", env.getenv("STREAMFOLD_S3_ENDPOINT"), "S3 endpoint URL, e.g. http://127.0.0.1:9766 (env STREAMFOLD_S3_ENDPOINT; empty = AWS)")
-	fs.StringVar(&g.Region, "region", env.getenv("AWS_REGION"), "AWS region (env AWS_REGION)")
-	fs.StringVar(&g.Prefix, "prefix", envOr(env, "STREAMFOLD_PREFIX", "streamfold"), "table name prefix: tables are PREFIX-STAGE-NAME (env STREAMFOLD_PREFIX)")
-	fs.StringVar(&g.Stage, "stage", envOr(env, "STREAMFOLD_STAGE", "dev"), "stage: dev, stage or prod (env STREAMFOLD_STAGE)")
-	fs.StringVar(&g.Catalog, "catalog", env.getenv("STREAMFOLD_CATALOG"), "the archive's Iceberg catalog: sqlite:PATH (local) or glue[:ACCOUNT_ID] (AWS) (env STREAMFOLD_CATALOG; default: with --archive-dir sqlite:ARCHIVE_DIR/catalog.db, with --s3-endpoint sqlite:STATE_DIR/catalog.db, as dev up prints, else glue)")
-	fs.StringVar(&g.ArchiveDir, "archive-dir", env.getenv("STREAMFOLD_ARCHIVE_DIR"), "a local filesystem warehouse for the archive: its buckets are directories under this one, and S3 is not used for the archive (env STREAMFOLD_ARCHIVE_DIR; dev up --archive fs prints it)")
-	fs.StringVar(&g.Namespace, "namespace", env.getenv("STREAMFOLD_NAMESPACE"), "the catalog namespace (Glue database) of the archive's tables (env STREAMFOLD_NAMESPACE; default: the archive bucket's name with '-' as '_' when it is named PREFIX-STAGE-archive, else PREFIX_STAGE_archive, as Terraform names the Glue database)")
-	g.fromEnv(env)
-}
-
 // settings are the flags as toolkit/conn.Settings.
 func (g *globals) settings() conn.Settings {
 	return conn.Settings{
@@ -83,18 +67,11 @@ func (g *globals) clients(ctx context.Context) (*awsclient.Clients, error) {
 	return g.settings().Clients(ctx)
 }
 
-// ErrNoAWS is conn.ErrNoAWS.
-var ErrNoAWS = conn.ErrNoAWS
-
-func defaultArchive(n schema.Naming) string { return conn.DefaultArchive(n) }
-
 func archiveNamespace(bucket string, n schema.Naming) string {
 	return conn.ArchiveNamespace(bucket, n)
 }
 
 func (g *globals) catalogURI() (string, error) { return g.settings().CatalogURI() }
-
-func localCatalogURI(stateDir string) (string, error) { return conn.LocalCatalogURI(stateDir) }
 
 func (g *globals) openArchive(c *awsclient.Clients, n schema.Naming, uri string) (*archiver.Archive, error) {
 	return g.settings().OpenArchive(c, n, uri)
@@ -104,21 +81,6 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// errorf prints "streamfold: " and the message on standard error and
-// returns code. When an argument is a *awsclient.TableNotFoundError, a hint
-// on the table prefix follows.
-func errorf(env *cliEnv, code int, format string, args ...any) int {
-	fmt.Fprintf(env.stderr, "streamfold: "+format+"\n", args...)
-	for _, a := range args {
-		var nf *awsclient.TableNotFoundError
-		if err, ok := a.(error); ok && errors.As(err, &nf) {
-			fmt.Fprintln(env.stderr, tableHint)
-			break
-		}
-	}
-	return code
 }
 
 // tableHint follows an error about a table that does not exist.

@@ -20,7 +20,7 @@ func commandPaths(t *testing.T) [][]string {
 	var walk func(n *kong.Node, path []string)
 	walk = func(n *kong.Node, path []string) {
 		for _, c := range n.Children {
-			if c.Type != kong.CommandNode || c.Passthrough { // TODO(lead): no passthrough commands once all are converted
+			if c.Type != kong.CommandNode {
 				continue
 			}
 			p := append(append([]string{}, path...), c.Name)

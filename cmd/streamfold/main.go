@@ -18,9 +18,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
-	"reflect"
 	"strings"
 	"syscall"
 	"time"
@@ -28,6 +28,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/streamfold/streamfold/internal/awsclient"
+	"github.com/streamfold/streamfold/internal/laptop/cmdline"
 	"github.com/streamfold/streamfold/toolkit"
 )
 
@@ -42,8 +43,7 @@ const (
 	exitConflict = 4
 )
 
-// cli is the command tree. Commands still on the flag package are added
-// as passthrough commands by legacyCommands.
+// cli is the command tree.
 type cli struct {
 	output
 
@@ -128,13 +128,12 @@ func newParser(env *cliEnv, c *cli) (*kong.Kong, error) {
 		kong.Description(longHelp("streamfold")),
 		kong.Writers(env.stdout, env.stderr),
 		kong.Exit(func(code int) { panic(kongExit(code)) }),
-		kong.Resolvers(envResolver(env)),
-		kong.ValueFormatter(helpValue),
+		kong.Resolvers(cmdline.EnvResolver(env.getenv)),
+		kong.ValueFormatter(cmdline.HelpValue),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true, WrapUpperBound: helpWidth}),
 		kong.Bind(env),
 		kong.BindTo(context.Background(), (*context.Context)(nil)),
 	}
-	opts = append(opts, legacyCommands()...)
 	return kong.New(c, opts...)
 }
 
@@ -172,7 +171,7 @@ func run(ctx context.Context, env *cliEnv, args []string) (code int) {
 	}
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	kctx.Bind(&c.output)
-	return exitCodeOf(env, kctx.Run())
+	return exitCodeOf(env, cmdline.WithFlagNames(kctx, kctx.Run(), exitUsage, flagAliases))
 }
 
 // usageError prints a parse error, naming the command and where its help
@@ -195,42 +194,19 @@ func usageError(env *cliEnv, err error) int {
 	return exitUsage
 }
 
-// cmdError is a command's failure with its exit code: exitUsage for bad
-// arguments found after parsing, exitRuntime for a service or a write,
-// exitFailed for a problem the command found.
-type cmdError struct {
-	code int
-	err  error
-}
+// fail is a command error with an exit code (cmdline.Fail).
+func fail(code int, format string, args ...any) error { return cmdline.Fail(code, format, args...) }
 
-func (e *cmdError) Error() string { return e.err.Error() }
-func (e *cmdError) Unwrap() error { return e.err }
-
-// fail is a command error with code and a message in fmt.Errorf's form.
-func fail(code int, format string, args ...any) error {
-	return &cmdError{code: code, err: fmt.Errorf(format, args...)}
-}
-
-// exitStatus is an error that only carries an exit code: the command has
-// already said what it found (exitFailed after a report, say).
-type exitStatus int
-
-func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+// exitStatus is an error carrying only an exit code: the command has
+// already said what it found.
+type exitStatus = cmdline.ExitStatus
 
 // exitCodeOf prints err (with the tables hint when a table is missing) and
 // returns its exit code; nil is exitOK, an error without a code exitRuntime.
 func exitCodeOf(env *cliEnv, err error) int {
-	if err == nil {
-		return exitOK
-	}
-	var st exitStatus
-	if errors.As(err, &st) {
-		return int(st)
-	}
-	code := exitRuntime
-	var ce *cmdError
-	if errors.As(err, &ce) {
-		code = ce.code
+	code, silent := cmdline.CodeOf(err, exitRuntime)
+	if silent {
+		return code
 	}
 	fmt.Fprintf(env.stderr, "streamfold: %v\n", err)
 	var nf *awsclient.TableNotFoundError
@@ -238,44 +214,6 @@ func exitCodeOf(env *cliEnv, err error) int {
 		fmt.Fprintln(env.stderr, tableHint)
 	}
 	return code
-}
-
-// envResolver gives a flag the value of its sfenv variable (as env sees
-// the environment) when the command line does not set it. Flags name their
-// variable in an sfenv tag rather than kong's env so that the environment
-// is read through cliEnv, which tests replace.
-func envResolver(env *cliEnv) kong.Resolver {
-	return kong.ResolverFunc(func(_ *kong.Context, _ *kong.Path, f *kong.Flag) (any, error) {
-		name := f.Tag.Get("sfenv")
-		v := ""
-		if name != "" {
-			v = env.getenv(name)
-		}
-		if v == "" {
-			return nil, nil
-		}
-		// Parse a copy first, so a bad value names the variable it came from.
-		scratch := reflect.New(f.Target.Type()).Elem()
-		if err := f.Parse(kong.ScanFromTokens(kong.Token{Type: kong.FlagValueToken, Value: v}), scratch); err != nil {
-			msg := strings.TrimPrefix(err.Error(), "--"+f.Name+": ")
-			return nil, fmt.Errorf("%s=%q (from the environment): %s", name, v, msg)
-		}
-		return v, nil
-	})
-}
-
-// helpValue is a flag's help with its environment variable (kong shows
-// the default as the flag's placeholder).
-func helpValue(v *kong.Value) string {
-	var extra []string
-	if name := v.Tag.Get("sfenv"); name != "" {
-		extra = append(extra, "env "+name)
-	}
-	if len(extra) == 0 {
-		return v.Help
-	}
-	h := strings.TrimSuffix(v.Help, ".")
-	return h + " (" + strings.Join(extra, "; ") + ")."
 }
 
 // render prints a command's result: JSON with --json or when the command
@@ -302,6 +240,40 @@ func (env *cliEnv) progress(out *output) io.Writer {
 	return env.stderr
 }
 
+// connect checks the naming (exitUsage) and opens the clients (exitRuntime).
+func connect(ctx context.Context, g *globals, cmd string) (*awsclient.Clients, error) {
+	if _, err := g.naming(); err != nil {
+		return nil, fail(exitUsage, "%s: %w", cmd, err)
+	}
+	c, err := g.clients(ctx)
+	if err != nil {
+		return nil, fail(exitRuntime, "%s: %w", cmd, err)
+	}
+	return c, nil
+}
+
+// warnings is the handlers' log: warnings and errors on standard error.
+func warnings(env *cliEnv) *slog.Logger {
+	return slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// workflowErr is a workflow's error as cmd's: exitUsage for invalid
+// options (toolkit.ErrInvalidOptions), else code; the message starts with
+// cmd once.
+func workflowErr(cmd string, code int, err error) error {
+	if errors.Is(err, toolkit.ErrInvalidOptions) {
+		code = exitUsage
+	}
+	word, _, _ := strings.Cut(cmd, " ")
+	if msg := err.Error(); strings.HasPrefix(msg, cmd+": ") || strings.HasPrefix(msg, word+": ") {
+		return &cmdline.Error{Code: code, Err: err}
+	}
+	return fail(code, "%s: %w", cmd, err)
+}
+
+// failed is workflowErr with exitRuntime for what is not invalid options.
+func failed(cmd string, err error) error { return workflowErr(cmd, exitRuntime, err) }
+
 // exitUsageOr is exitUsage for a workflow's invalid options
 // (toolkit.ErrInvalidOptions), exitRuntime otherwise.
 func exitUsageOr(err error) int {
@@ -309,4 +281,11 @@ func exitUsageOr(err error) int {
 		return exitUsage
 	}
 	return exitRuntime
+}
+
+// flagAliases are the flags of option fields not named as their flag.
+var flagAliases = map[string]string{
+	"Archive": "from-archive", "Kinds": "only", "ChunkEvents": "chunk", "BufferEvents": "buffer",
+	"RetentionDays": "retention", "Vars": "var", "Config.Rate": "rate", "Config.Order": "order",
+	"Config.GitHubPayloads": "github-payloads", "Config.Days": "days", "Config.Events": "events",
 }

@@ -1,57 +1,12 @@
 package main
 
 import (
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/schema"
 )
-
-// TestEveryHelp: "CMD -h" and "CMD SUB -h" of every command exit 0 and
-// print usable help: a "Flags:" heading always has flags under it, and no
-// flag's argument name is a phrase (the flag package turns a `quoted`
-// word of a usage text into the argument name).
-func TestEveryHelp(t *testing.T) {
-	subs := map[string][]string{
-		"dev": {"up", "status", "down"}, "query": {"jobs", "messages", "run"},
-		"deadletter": {"list", "replay", "redrive"}, "archive": {"ls", "compact", "register"},
-		"events": {"summary", "list"}, "deploy": {"plan", "output"},
-	}
-	names := slices.Sorted(func(yield func(string) bool) {
-		for n := range commands {
-			if !yield(n) {
-				return
-			}
-		}
-	})
-	argName := regexp.MustCompile(`(?m)^  -[a-z0-9-]+ (\S+ \S+)\n`)
-	for _, name := range names {
-		for _, args := range append([][]string{{name, "-h"}}, func() [][]string {
-			var out [][]string
-			for _, s := range subs[name] {
-				out = append(out, []string{name, s, "-h"})
-			}
-			return out
-		}()...) {
-			t.Run(strings.Join(args, " "), func(t *testing.T) {
-				code, out, errOut := runCLI(t, nil, "", args...)
-				help := out + errOut
-				if code != exitOK {
-					t.Fatalf("exit %d:\n%s", code, help)
-				}
-				if i := strings.Index(help, "Flags:\n"); i >= 0 && !strings.HasPrefix(help[i+len("Flags:\n"):], "  -") {
-					t.Errorf("an empty Flags: section:\n%s", help)
-				}
-				if m := argName.FindStringSubmatch(help); m != nil {
-					t.Errorf("a flag's argument is named %q (a `quoted` phrase in its usage):\n%s", m[1], help)
-				}
-			})
-		}
-	}
-}
 
 // TestMissingTableSaysWhichAndWhy: a command pointed at tables that do not
 // exist (the prefix forgotten) names the table and says how tables are

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
-	"github.com/streamfold/streamfold/toolkit"
 	"github.com/streamfold/streamfold/toolkit/localrun"
 )
 
@@ -76,14 +74,4 @@ func (c *runCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 		return fail(exitRuntime, "run: %v", err)
 	}
 	return nil
-}
-
-// failed is a workflow's error: invalid options (which name the workflow
-// and the field) as they are, with exitUsage; anything else after the
-// command's name, with exitRuntime.
-func failed(cmd string, err error) error {
-	if errors.Is(err, toolkit.ErrInvalidOptions) {
-		return fail(exitUsage, "%v", err)
-	}
-	return fail(exitRuntime, "%s: %v", cmd, err)
 }
