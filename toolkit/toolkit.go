@@ -15,6 +15,12 @@
 //   - localstack: start, check and stop the local stack (dev up, status, down)
 //   - queryview: answer an access pattern and render it as a table
 //   - simulation: generate a deterministic workload, appended or as NDJSON
+//   - archivetools: list, compact, maintain, register and migrate the
+//     Iceberg archive; its table schemas and named queries
+//   - audit: reconcile the event table against the projections and the
+//     archive, and heal the gaps
+//   - deploy: plan, apply, destroy and show the infrastructure (Terraform),
+//     also offline
 //
 // The streamfold CLI (cmd/streamfold) is a thin layer over them: flags,
 // wiring and rendering. None of them ships to Lambda (internal/laptop/walls).

@@ -54,7 +54,8 @@ type Settings struct {
 
 // DefaultStateDir is the local stack's default state directory, where
 // "streamfold dev up" keeps its data when none is given (devstack.Config's
-// default; the toolkit does not import the laptop-only devstack).
+// default; conn does not import devstack, to stay light for callers that
+// never start a local stack).
 var DefaultStateDir = filepath.Join(".tools", "run")
 
 // ErrNoAWS is wrapped by the error of Clients when it would reach AWS (no
