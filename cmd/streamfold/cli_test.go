@@ -116,12 +116,12 @@ func TestHelp(t *testing.T) {
 		{"simulate -h", []string{"simulate", "-h"}, exitOK, "deterministic workload"},
 		{"run -h", []string{"run", "-h"}, exitOK, `"perRecord": {"write", "read", "dollarsPerMillion"}`},
 		{"dev -h", []string{"dev", "-h"}, exitOK, "streamfold dev up"},
-		{"dev unknown", []string{"dev", "sideways"}, exitUsage, "unexpected argument sideways"},
+		{"dev unknown", []string{"dev", "sideways"}, exitUsage, `unknown subcommand "sideways"`},
 		{"events -h", []string{"events", "-h"}, exitOK, "streamfold events summary"},
 		{"emit bad flag", []string{"emit", "--nope"}, exitUsage, "streamfold emit: unknown flag --nope\nrun 'streamfold emit --help' for its flags\n"},
 		{"query bad flag value", []string{"query", "jobs", "--installation", "abc"}, exitUsage, "run 'streamfold query jobs --help' for its flags"},
 		{"simulate bad start", []string{"simulate", "--start", "yesterday"}, exitUsage, "--start: want YYYY-MM-DD"},
-		{"simulate bad days", []string{"simulate", "--days", "400", "--out", "-"}, exitUsage, "Days"},
+		{"simulate bad days", []string{"simulate", "--days", "400", "--out", "-"}, exitUsage, "--days: must be between 1 and 366"},
 		{"emit bad stage", []string{"emit", "--stage", "qa"}, exitUsage, "Naming.Stage"},
 	}
 	for _, tt := range tests {

@@ -41,7 +41,7 @@ func TestDeployCLI(t *testing.T) {
 		{"plan help", noCreds, []string{"deploy", "plan", "-h"}, exitOK, "-backend-lock-table"},
 		{"no packages", map[string]string{"HOME": home, "AWS_PROFILE": "p"}, []string{"deploy", "plan", "--stage", "dev", "--terraform", exe, "--dir", home + "/terraform"}, exitRuntime,
 			"deploy: Lambda packages missing: run `make package`: " + home + "/dist/projector.zip, " + home + "/dist/archiver.zip, " + home + "/dist/ingest.zip, " + home + "/dist/api.zip, " + home + "/dist/reconcile.zip missing"},
-		{"bad --var", noCreds, []string{"deploy", "plan", "--stage", "dev", "--var", "novalue"}, exitUsage, `deploy: Options.Vars: want NAME=VALUE, got "novalue"`},
+		{"bad --var", noCreds, []string{"deploy", "plan", "--stage", "dev", "--var", "novalue"}, exitUsage, `deploy: --var: want NAME=VALUE, got "novalue"`},
 		{"--var stage", noCreds, []string{"deploy", "plan", "--stage", "dev", "--var", "stage=prod"}, exitUsage, `Vars: "stage" cannot be set here (use Stage/Prefix)`},
 		{"lock table without bucket", noCreds, []string{"deploy", "plan", "--stage", "dev", "--backend-lock-table", "locks"}, exitUsage, "--backend-lock-table and --backend-key need --backend-bucket"},
 		{"key without bucket", noCreds, []string{"deploy", "plan", "--stage", "dev", "--backend-key", "k"}, exitUsage, "--backend-lock-table and --backend-key need --backend-bucket"},

@@ -264,6 +264,10 @@ func workflowErr(cmd string, code int, err error) error {
 	if errors.Is(err, toolkit.ErrInvalidOptions) {
 		code = exitUsage
 	}
+	var oe *toolkit.OptionsError
+	if errors.As(err, &oe) { // "replay: Options.X" of "deadletter replay" is "deadletter replay: Options.X"
+		return &cmdline.Error{Code: code, Err: cmdline.Reword(err, cmd+": "+strings.TrimPrefix(err.Error(), oe.Workflow+": "))}
+	}
 	word, _, _ := strings.Cut(cmd, " ")
 	if msg := err.Error(); strings.HasPrefix(msg, cmd+": ") || strings.HasPrefix(msg, word+": ") {
 		return &cmdline.Error{Code: code, Err: err}
@@ -288,4 +292,5 @@ var flagAliases = map[string]string{
 	"Archive": "from-archive", "Kinds": "only", "ChunkEvents": "chunk", "BufferEvents": "buffer",
 	"RetentionDays": "retention", "Vars": "var", "Config.Rate": "rate", "Config.Order": "order",
 	"Config.GitHubPayloads": "github-payloads", "Config.Days": "days", "Config.Events": "events",
+	"Target": "target-prefix/--target-stage", "TargetPrefix, TargetStage, Force": "target-prefix, --target-stage and --force",
 }

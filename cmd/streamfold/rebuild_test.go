@@ -40,7 +40,7 @@ func TestRebuildVerifyUsage(t *testing.T) {
 		{"rebuild bad target", []string{"rebuild", "--from-archive", "s3://bkt/archive", "--target-stage", "qa"}, exitUsage, "Naming.Stage"},
 		{"rebuild in place with a target", []string{"rebuild", "--from-archive", "s3://bkt/archive", "--into", "in-place", "--target-prefix", "x"}, exitUsage, "--target-prefix, --target-stage and --force: go with fresh only"},
 		{"rebuild bad chunk", []string{"rebuild", "--from-archive", "s3://bkt/archive", "--chunk", "0"}, exitUsage, "--chunk: must be at least 1, got 0"},
-		{"rebuild buffer below chunk", []string{"rebuild", "--from-archive", "s3://bkt/archive", "--buffer", "10"}, exitUsage, "Options.BufferEvents: must be at least ChunkEvents (2000), got 10"},
+		{"rebuild buffer below chunk", []string{"rebuild", "--from-archive", "s3://bkt/archive", "--buffer", "10"}, exitUsage, "rebuild: --buffer: must be at least ChunkEvents (2000), got 10"},
 		{"verify bad workers", []string{"verify", "--workers", "0"}, exitUsage, "--workers: must be at least 1, got 0"},
 		{"verify unknown kind", []string{"verify", "--only", "workflow-metrics,albums"}, exitUsage, `unknown row kind "albums"`},
 		{"verify bad archive", []string{"verify", "--from-archive", "bucket/x"}, exitUsage, "--from-archive"},

@@ -30,13 +30,13 @@ func TestReconcileUsage(t *testing.T) {
 		wantText string
 	}{
 		{"help", []string{"reconcile", "-h"}, exitOK, "streamfold reconcile --since 72h --heal"},
-		{"since and from", []string{"reconcile", "--since", "1h", "--from", "2026-01-01"}, exitUsage, "Options.Since: goes without From and To"},
-		{"to without from", []string{"reconcile", "--to", "2026-01-01"}, exitUsage, "Options.To: needs From"},
-		{"bad since", []string{"reconcile", "--since", "yesterday"}, exitUsage, "Options.Since"},
+		{"since and from", []string{"reconcile", "--since", "1h", "--from", "2026-01-01"}, exitUsage, "reconcile: --since: goes without From and To"},
+		{"to without from", []string{"reconcile", "--to", "2026-01-01"}, exitUsage, "reconcile: --to: needs From"},
+		{"bad since", []string{"reconcile", "--since", "yesterday"}, exitUsage, "reconcile: --since: time: invalid duration"},
 		{"negative since", []string{"reconcile", "--since=-2h"}, exitUsage, "must be positive"},
 		{"bad from", []string{"reconcile", "--from", "March"}, exitUsage, "want RFC 3339"},
 		{"empty window", []string{"reconcile", "--from", "2026-01-02", "--to", "2026-01-01"}, exitUsage, "is empty"},
-		{"bad segments", []string{"reconcile", "--segments=-1"}, exitUsage, "Options.Segments: must be at least 1, got -1"},
+		{"bad segments", []string{"reconcile", "--segments=-1"}, exitUsage, "reconcile: --segments: must be at least 1, got -1"},
 		{"extra argument", []string{"reconcile", "now"}, exitUsage, `unexpected argument now`},
 	}
 	for _, tt := range tests {

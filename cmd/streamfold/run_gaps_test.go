@@ -85,7 +85,7 @@ func TestRunStartingPositionUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"--starting-position", "at_timestamp"}, "--starting-position"},
-		{[]string{"--heartbeat-interval", "0s"}, "run: Options.HeartbeatInterval: must be positive"},
+		{[]string{"--heartbeat-interval", "0s"}, "run: --heartbeat-interval: must be positive"},
 	} {
 		code, _, errOut := runCLI(t, map[string]string{}, "", append([]string{"run"}, tt.args...)...)
 		if code != exitUsage || !strings.Contains(errOut, tt.want) {

@@ -150,12 +150,12 @@ func TestServeUsageErrors(t *testing.T) {
 	}{
 		{"help", []string{"serve", "-h"}, exitOK, "Authorization: Bearer TOKEN"},
 		{"help names the ingest routes", []string{"serve", "-h"}, exitOK, "POST /webhooks/github, POST /events and POST /eventbridge"},
-		{"short ingest token", []string{"serve", "--addr", "127.0.0.1:0", "--ingest-token", "short"}, exitUsage, "serve: Options.IngestToken: must be at least 16 bytes, got 5"},
-		{"short webhook secret", []string{"serve", "--addr", "127.0.0.1:0", "--webhook-secret", "mysecret"}, exitUsage, "serve: Options.WebhookSecret: must be at least 16 bytes (a random string, e.g. openssl rand -hex 20), got 8"},
-		{"bad tag file", []string{"serve", "--addr", "127.0.0.1:0", "--sfn-tags", "/nonexistent/tags.json"}, exitUsage, "serve: Options.SFNTags: /nonexistent/tags.json"},
-		{"short token", []string{"serve", "--addr", "127.0.0.1:0", "--token", "short"}, exitUsage, "serve: Options.Token: must be at least 16 characters"},
-		{"short cursor key", []string{"serve", "--addr", "127.0.0.1:0", "--cursor-key", "short"}, exitUsage, "serve: Options.CursorKey: must be at least 16 bytes"},
-		{"page size above 200", []string{"serve", "--addr", "127.0.0.1:0", "--max-page-size", "500"}, exitUsage, "MaxPageSize"},
+		{"short ingest token", []string{"serve", "--addr", "127.0.0.1:0", "--ingest-token", "short"}, exitUsage, "serve: --ingest-token: must be at least 16 bytes, got 5"},
+		{"short webhook secret", []string{"serve", "--addr", "127.0.0.1:0", "--webhook-secret", "mysecret"}, exitUsage, "serve: --webhook-secret: must be at least 16 bytes (a random string, e.g. openssl rand -hex 20), got 8"},
+		{"bad tag file", []string{"serve", "--addr", "127.0.0.1:0", "--sfn-tags", "/nonexistent/tags.json"}, exitUsage, "serve: --sfn-tags: /nonexistent/tags.json"},
+		{"short token", []string{"serve", "--addr", "127.0.0.1:0", "--token", "short"}, exitUsage, "serve: --token: must be at least 16 characters"},
+		{"short cursor key", []string{"serve", "--addr", "127.0.0.1:0", "--cursor-key", "short"}, exitUsage, "serve: --cursor-key: must be at least 16 bytes"},
+		{"page size above 200", []string{"serve", "--addr", "127.0.0.1:0", "--max-page-size", "500"}, exitUsage, "serve: --max-page-size: must be between 0 (default) and 200, got 500"},
 		{"bad address", []string{"serve", "--addr", "256.0.0.1:99999"}, exitRuntime, "serve: listen"},
 		{"argument", []string{"serve", "now"}, exitUsage, "streamfold serve: unexpected argument now"},
 	}

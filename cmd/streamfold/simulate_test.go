@@ -83,11 +83,11 @@ func TestSimulateFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"rate with subject order", []string{"--order", "subject", "--rate", "5"}, "simulate: Options.Config.Rate: applies to order time only"},
-		{"unknown order", []string{"--order", "random"}, `simulate: Options.Config.Order: must be "time" or "subject"`},
-		{"rate zero", []string{"--rate", "0"}, "simulate: Options.Config.Rate: must be between 1 and 100000"},
-		{"unknown payloads", []string{"--github-payloads", "huge"}, `simulate: Options.Config.GitHubPayloads: must be "trimmed" or "full"`},
-		{"shape window", []string{"--shape-window", "0"}, "simulate: Options.ShapeWindow: must be at least 1"},
+		{"rate with subject order", []string{"--order", "subject", "--rate", "5"}, "simulate: --rate: applies to order time only"},
+		{"unknown order", []string{"--order", "random"}, `simulate: --order: must be "time" or "subject"`},
+		{"rate zero", []string{"--rate", "0"}, "simulate: --rate: must be between 1 and 100000"},
+		{"unknown payloads", []string{"--github-payloads", "huge"}, `simulate: --github-payloads: must be "trimmed" or "full"`},
+		{"shape window", []string{"--shape-window", "0"}, "simulate: --shape-window: must be at least 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

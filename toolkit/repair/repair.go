@@ -63,6 +63,9 @@ func (f Fold) validate(workflow string) error {
 			return toolkit.Invalid(workflow, c.field, nil, fmt.Sprintf("must be at least 1, got %d", c.v))
 		}
 	}
+	if f.BufferEvents < f.ChunkEvents {
+		return toolkit.Invalid(workflow, "BufferEvents", nil, fmt.Sprintf("must be at least ChunkEvents (%d), got %d", f.ChunkEvents, f.BufferEvents))
+	}
 	if d := f.RetentionDays; d < 0 || d > projector.MaxRetentionDays {
 		return toolkit.Invalid(workflow, "RetentionDays", nil, fmt.Sprintf("must be between 1 and %d days, got %d", projector.MaxRetentionDays, d))
 	}

@@ -39,7 +39,7 @@ func TestNewRebuildPlan(t *testing.T) {
 		{"fresh onto the live tables", RebuildOptions{Archive: "s3://bkt/archive", TargetPrefix: "sf", Fold: fold}, RebuildPlan{}, "rebuild: Options.Into: fresh: the target sf-prod-* are the live tables; use in-place"},
 		{"bad target", RebuildOptions{Archive: "s3://bkt/archive", TargetStage: "qa", Fold: fold}, RebuildPlan{}, "rebuild: Options.Target: "},
 		{"in place with a target", RebuildOptions{Archive: "s3://bkt/archive", Into: InPlace, Force: true, Fold: fold}, RebuildPlan{}, "rebuild: Options.TargetPrefix, TargetStage, Force: go with fresh only"},
-		{"bad fold", RebuildOptions{Archive: "s3://bkt/archive", Fold: Fold{ChunkEvents: 10, Workers: 1, BufferEvents: 5}}, RebuildPlan{}, "rebuild: Options.Fold: rebuild: Options.BufferEvents: must be at least ChunkEvents (10), got 5"},
+		{"bad fold", RebuildOptions{Archive: "s3://bkt/archive", Fold: Fold{ChunkEvents: 10, Workers: 1, BufferEvents: 5}}, RebuildPlan{}, "rebuild: Options.BufferEvents: must be at least ChunkEvents (10), got 5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

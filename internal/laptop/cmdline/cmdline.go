@@ -56,6 +56,17 @@ func HelpValue(v *kong.Value) string {
 	return strings.TrimSuffix(v.Help, ".") + " (env " + name + ")."
 }
 
+// Reword is err with another message (the chain below it kept).
+func Reword(err error, msg string) error { return &reworded{msg, err} }
+
+type reworded struct {
+	msg string
+	err error
+}
+
+func (r *reworded) Error() string { return r.msg }
+func (r *reworded) Unwrap() error { return r.err }
+
 // Error is a command's failure with its exit code.
 type Error struct {
 	Code int
@@ -108,10 +119,14 @@ func WithFlagNames(kctx *kong.Context, err error, code int, aliases map[string]s
 	if name == "" {
 		name = Dashed(oe.Field)
 	}
+	first := name // an alias may name several flags: "target-prefix, --target-stage and --force"
+	if i := strings.IndexAny(name, ", /"); i >= 0 {
+		first = name[:i]
+	}
 	for _, f := range kctx.Flags() {
-		if f.Name == name {
+		if f.Name == first {
 			c, _ := CodeOf(err, code)
-			return &Error{Code: c, Err: errors.New(strings.Replace(err.Error(), "Options."+oe.Field, "--"+name, 1))}
+			return &Error{Code: c, Err: Reword(err, strings.Replace(err.Error(), "Options."+oe.Field, "--"+name, 1))}
 		}
 	}
 	return err
