@@ -242,7 +242,7 @@ func TestFutureEventQuarantinedAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	dl := &recordingDL{}
-	h := projector.NewHandler(proj, dl, projector.HandlerConfig{}, quietLog())
+	h := projector.NewHandler(proj, dl, projector.HandlerConfig{}, testenv.QuietLog())
 	resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: lambdaRecords(t, evs)})
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("Handle = %+v, %v; want no failure", resp, err)
@@ -362,7 +362,7 @@ func checkTaskIDEqualsExecutionID(t *testing.T, newBackend func(*testing.T) back
 			t.Fatal(err)
 		}
 		dl := &recordingDL{}
-		h := projector.NewHandler(proj, dl, projector.HandlerConfig{}, quietLog())
+		h := projector.NewHandler(proj, dl, projector.HandlerConfig{}, testenv.QuietLog())
 		for _, batch := range batches {
 			resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: lambdaRecords(t, batch)})
 			if err != nil || len(resp.BatchItemFailures) > 0 {
