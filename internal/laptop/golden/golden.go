@@ -50,7 +50,7 @@ func Check(t testing.TB, path string, got []byte) {
 }
 
 // LineDiff lists the first 20 lines that differ, each as "line N:" then
-// "- want" and "+ got".
+// "- want" and "+ got", each cut at 2,000 bytes.
 func LineDiff(want, got []byte) string {
 	wl, gl := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
 	var b bytes.Buffer
@@ -64,9 +64,17 @@ func LineDiff(want, got []byte) string {
 			g = gl[i]
 		}
 		if !bytes.Equal(w, g) {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, w, g)
+			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, cut(w), cut(g))
 			shown++
 		}
 	}
 	return b.String()
+}
+
+// cut shortens a line to 2,000 bytes, marking the cut with "...".
+func cut(line []byte) []byte {
+	if len(line) > 2000 {
+		return append(line[:2000:2000], "..."...)
+	}
+	return line
 }
