@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/laptop/golden"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -133,7 +134,7 @@ func TestRowMappingGolden(t *testing.T) {
 	if err := enc.Encode(out); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "testdata/rows.golden.json", b.Bytes())
+	golden.Check(t, "testdata/rows.golden.json", b.Bytes())
 }
 
 // TestMillisFixtureColumns reads the typed columns of an archive version 1

@@ -3,6 +3,8 @@ package archiver
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/streamfold/streamfold/internal/laptop/golden"
 )
 
 // TestTablesJSON keeps terraform/generated/iceberg_tables.json, which
@@ -13,7 +15,7 @@ func TestTablesJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "../terraform/generated/iceberg_tables.json", got)
+	golden.Check(t, "../terraform/generated/iceberg_tables.json", got)
 
 	var doc TablesDoc
 	if err := json.Unmarshal(got, &doc); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/streamfold/streamfold/internal/laptop/golden"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -287,5 +288,5 @@ func TestFieldIDsGolden(t *testing.T) {
 		b.WriteString("  ]}" + comma(i, len(got)) + "\n")
 	}
 	b.WriteString("]\n")
-	golden(t, fieldIDsGolden, b.Bytes())
+	golden.Check(t, fieldIDsGolden, b.Bytes())
 }

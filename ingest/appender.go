@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/streamfold/streamfold/internal/ddbapi"
 	"github.com/streamfold/streamfold/internal/deadletter"
 	"github.com/streamfold/streamfold/internal/retry"
 	"github.com/streamfold/streamfold/schema"
@@ -22,7 +23,7 @@ import (
 
 // PutItemAPI is the one DynamoDB call the Appender makes; *dynamodb.Client satisfies it.
 type PutItemAPI interface {
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	ddbapi.PutItem
 }
 
 // AppenderConfig configures an Appender.

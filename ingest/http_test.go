@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -23,21 +22,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/streamfold/streamfold/internal/laptop/golden"
 	"github.com/streamfold/streamfold/schema"
 )
-
-// -update rewrites the golden files of the HTTP fixtures. Another test file
-// of the package may define the flag already; then that one is used.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 const (
 	testToken   = "test-ingest-token-0123456789"
@@ -207,19 +194,7 @@ func TestHTTPFixtures(t *testing.T) {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, readHTTPFixture(t, path))
 			got := renderExchange(rec, put.stored(t))
-			golden := strings.TrimSuffix(path, ".http") + ".golden"
-			if updateGolden() {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Fatalf("%s differs from %s:\n--- got\n%s\n--- want\n%s", path, golden, got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(path, ".http")+".golden", []byte(got))
 			checkResponseShape(t, rec, name)
 		})
 	}

@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -179,10 +177,6 @@ func limitCases(r *rand.Rand) []limitCase {
 	return cs
 }
 
-func quiet() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-}
-
 // TestLimitsThroughHTTP drives generated events at and just over each of
 // DynamoDB's limits through the ingest routes (the HTTP handler with a real
 // Appender on DynamoDB Local) and checks each outcome: an event over a
@@ -199,7 +193,7 @@ func TestLimitsThroughHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := ingest.NewHTTPHandler(ingest.HTTPConfig{Appender: app, WebhookSecret: ingest.StaticSecret(limitsToken), Token: ingest.StaticSecret(limitsToken), DetailTags: true, Log: quiet()})
+	h, err := ingest.NewHTTPHandler(ingest.HTTPConfig{Appender: app, WebhookSecret: ingest.StaticSecret(limitsToken), Token: ingest.StaticSecret(limitsToken), DetailTags: true, Log: testenv.QuietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,10 +256,10 @@ func TestLimitsThroughHTTP(t *testing.T) {
 	for _, consumer := range []struct {
 		name string
 		h    streamrun.Handler
-	}{{"projector", projector.NewHandler(proj, dl, projector.HandlerConfig{}, quiet()).Handle}, {"archiver", archiver.NewHandler(a, quiet()).Handle}} {
+	}{{"projector", projector.NewHandler(proj, dl, projector.HandlerConfig{}, testenv.QuietLog()).Handle}, {"archiver", archiver.NewHandler(a, testenv.QuietLog()).Handle}} {
 		r, err := streamrun.New(c.Streams, streamrun.NewDynamoCheckpoints(c.DynamoDB, n.Table(schema.TableCheckpoints)), consumer.h, streamrun.Config{
 			StreamARN: stream, Consumer: consumer.name, BatchSize: 10, UntilCaughtUp: true, MaxRetryAttempts: 2,
-			PollInterval: 50 * time.Millisecond, Logger: quiet(), OnPoison: dl.OnPoison(consumer.name),
+			PollInterval: 50 * time.Millisecond, Logger: testenv.QuietLog(), OnPoison: dl.OnPoison(consumer.name),
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -337,15 +337,7 @@ func TestToGitHubDeliveryRejectsEventsWithoutExactNativeForm(t *testing.T) {
 			e := valid
 			tt.edit(&e)
 			_, err := ToGitHubDelivery(e)
-			if err == nil {
-				t.Fatal("ToGitHubDelivery succeeded, want an error")
-			}
-			if err.Error() != tt.wantText {
-				t.Errorf("error = %q, want %q", err, tt.wantText)
-			}
-			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
-				t.Errorf("errors.Is(%v, %v) = false", err, tt.wantIs)
-			}
+			checkError(t, "ToGitHubDelivery", err, tt.wantText, tt.wantIs)
 		})
 	}
 }
@@ -596,15 +588,7 @@ func TestToEventBridgeRejectsEventsWithoutExactNativeForm(t *testing.T) {
 			e := valid
 			tt.edit(&e)
 			_, err := ToEventBridge(e)
-			if err == nil {
-				t.Fatal("ToEventBridge succeeded, want an error")
-			}
-			if err.Error() != tt.wantText {
-				t.Errorf("error = %q, want %q", err, tt.wantText)
-			}
-			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
-				t.Errorf("errors.Is(%v, %v) = false", err, tt.wantIs)
-			}
+			checkError(t, "ToEventBridge", err, tt.wantText, tt.wantIs)
 		})
 	}
 }
@@ -784,5 +768,20 @@ func TestEmitRedrive(t *testing.T) {
 		if d.Status != f.status || d.RedriveCount != f.count || (f.count > 0) != (d.RedriveDate != nil) || d.StartDate != 1759149290000 {
 			t.Errorf("%s: status %s, redriveCount %d, redriveDate %v, startDate %d", f.name, d.Status, d.RedriveCount, d.RedriveDate, d.StartDate)
 		}
+	}
+}
+
+// checkError checks that op failed with err, whose text is wantText and
+// which wraps wantIs when that is set.
+func checkError(t *testing.T, op string, err error, wantText string, wantIs error) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s succeeded, want an error", op)
+	}
+	if err.Error() != wantText {
+		t.Errorf("error = %q, want %q", err, wantText)
+	}
+	if wantIs != nil && !errors.Is(err, wantIs) {
+		t.Errorf("errors.Is(%v, %v) = false", err, wantIs)
 	}
 }

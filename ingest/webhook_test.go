@@ -133,6 +133,15 @@ func TestWebhookHandler(t *testing.T) {
 	completed := readTestdata(t, "github/workflow_job_completed.json")
 	badID := editJSON(t, queued, func(m map[string]any) { sub(m, "workflow_job")["id"] = 0 })
 	big := append(bytes.Repeat([]byte(" "), 2048), queued...)
+	// queuedSigned is a delivery of queued with sig as its signature header.
+	queuedSigned := func(sig string) func() *http.Request {
+		return func() *http.Request {
+			r := webhookRequest("workflow_job", "d", queued)
+			r.Header.Set("X-Hub-Signature-256", sig)
+			return r
+		}
+	}
+	malformed := map[string]string{"error": "malformed X-Hub-Signature-256 header; want sha256=<64 hex digits>"}
 
 	tests := []struct {
 		name       string
@@ -169,64 +178,40 @@ func TestWebhookHandler(t *testing.T) {
 			wantBody:   map[string]string{"error": "missing X-Hub-Signature-256 header"},
 		},
 		{
-			name: "signature of another body is unauthorized",
-			request: func() *http.Request {
-				r := webhookRequest("workflow_job", "d", queued)
-				r.Header.Set("X-Hub-Signature-256", sign(testSecret, completed))
-				return r
-			},
+			name:       "signature of another body is unauthorized",
+			request:    queuedSigned(sign(testSecret, completed)),
 			wantStatus: http.StatusUnauthorized,
 			wantBody:   map[string]string{"error": "signature does not match"},
 		},
 		{
-			name: "signature computed with another secret is unauthorized",
-			request: func() *http.Request {
-				r := webhookRequest("workflow_job", "d", queued)
-				r.Header.Set("X-Hub-Signature-256", sign([]byte("another secret"), queued))
-				return r
-			},
+			name:       "signature computed with another secret is unauthorized",
+			request:    queuedSigned(sign([]byte("another secret"), queued)),
 			wantStatus: http.StatusUnauthorized,
 			wantBody:   map[string]string{"error": "signature does not match"},
 		},
 		{
-			name: "sha1 signature header is malformed",
-			request: func() *http.Request {
-				r := webhookRequest("workflow_job", "d", queued)
-				r.Header.Set("X-Hub-Signature-256", "sha1="+strings.Repeat("ab", 20))
-				return r
-			},
+			name:       "sha1 signature header is malformed",
+			request:    queuedSigned("sha1=" + strings.Repeat("ab", 20)),
 			wantStatus: http.StatusUnauthorized,
-			wantBody:   map[string]string{"error": "malformed X-Hub-Signature-256 header; want sha256=<64 hex digits>"},
+			wantBody:   malformed,
 		},
 		{
-			name: "bare hex signature header is malformed",
-			request: func() *http.Request {
-				r := webhookRequest("workflow_job", "d", queued)
-				r.Header.Set("X-Hub-Signature-256", strings.TrimPrefix(sign(testSecret, queued), "sha256="))
-				return r
-			},
+			name:       "bare hex signature header is malformed",
+			request:    queuedSigned(strings.TrimPrefix(sign(testSecret, queued), "sha256=")),
 			wantStatus: http.StatusUnauthorized,
-			wantBody:   map[string]string{"error": "malformed X-Hub-Signature-256 header; want sha256=<64 hex digits>"},
+			wantBody:   malformed,
 		},
 		{
-			name: "truncated signature header is malformed",
-			request: func() *http.Request {
-				r := webhookRequest("workflow_job", "d", queued)
-				r.Header.Set("X-Hub-Signature-256", sign(testSecret, queued)[:40])
-				return r
-			},
+			name:       "truncated signature header is malformed",
+			request:    queuedSigned(sign(testSecret, queued)[:40]),
 			wantStatus: http.StatusUnauthorized,
-			wantBody:   map[string]string{"error": "malformed X-Hub-Signature-256 header; want sha256=<64 hex digits>"},
+			wantBody:   malformed,
 		},
 		{
-			name: "non-hex signature header is malformed",
-			request: func() *http.Request {
-				r := webhookRequest("workflow_job", "d", queued)
-				r.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("zz", 32))
-				return r
-			},
+			name:       "non-hex signature header is malformed",
+			request:    queuedSigned("sha256=" + strings.Repeat("zz", 32)),
 			wantStatus: http.StatusUnauthorized,
-			wantBody:   map[string]string{"error": "malformed X-Hub-Signature-256 header; want sha256=<64 hex digits>"},
+			wantBody:   malformed,
 		},
 		{
 			name:       "oversized body with Content-Length is refused",

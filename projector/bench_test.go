@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/laptop/testclock"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -110,7 +111,7 @@ func BenchmarkDecodeVsProject(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, quietLog())
+		h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, testenv.QuietLog())
 		cpu := startCPU(b)
 		for i := 0; i < b.N; i++ {
 			for _, raw := range batches {
@@ -147,7 +148,7 @@ func BenchmarkWriteRequests(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, quietLog())
+				h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, testenv.QuietLog())
 				for _, raw := range batches {
 					var ev events.DynamoDBEvent
 					if err := json.Unmarshal(raw, &ev); err != nil {

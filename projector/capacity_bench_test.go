@@ -131,7 +131,7 @@ func meteredPipeline(b *testing.B, c *awsclient.Clients, evs []schema.Event, rec
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, quietLog())
+	h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, testenv.QuietLog())
 	for _, r := range batches {
 		resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: recs[r[0]:r[1]]})
 		if err != nil || len(resp.BatchItemFailures) > 0 {

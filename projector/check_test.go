@@ -23,10 +23,7 @@ func checkCheck(t *testing.T, b backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var job []schema.Event
-	for _, f := range foldJobEvents(t, schema.JobSubject(12345, 67890)) {
-		job = append(job, f.E)
-	}
+	job := fixtureJob(t)
 	if len(job) < 3 {
 		t.Fatalf("%d events of the job, want at least 3", len(job))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/projector"
 )
 
@@ -36,7 +37,7 @@ func TestConcurrentProjectorsDynamoDB(t *testing.T) {
 				errs <- err.Error()
 				return
 			}
-			h := projector.NewHandler(proj, p.dl, projector.HandlerConfig{}, quietLog())
+			h := projector.NewHandler(proj, p.dl, projector.HandlerConfig{}, testenv.QuietLog())
 			// Each worker walks the records from its own offset (wrapping
 			// around), so that they meet on the same rows at different times.
 			off := w * len(recs) / 4

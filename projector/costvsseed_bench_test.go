@@ -287,7 +287,7 @@ func seedCost(b *testing.B, c *awsclient.Clients, uniq []schema.Event) capacity.
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, quietLog())
+	h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, testenv.QuietLog())
 	recs := lambdaRecords(b, uniq)
 	now := time.Now().UTC()
 	for i, e := range uniq {

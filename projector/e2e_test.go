@@ -2,8 +2,6 @@ package projector_test
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,10 +18,6 @@ import (
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
-
-func quietLog() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-}
 
 // pipeline is the projector wired to a fresh set of DynamoDB Local tables.
 type pipeline struct {
@@ -51,7 +45,7 @@ func newPipelineTB(t testing.TB) *pipeline {
 		t.Fatal(err)
 	}
 	p.dl = projector.NewDeadLetters(c.DynamoDB, n.Table(schema.TableDeadLetters))
-	p.handler = projector.NewHandler(proj, p.dl, projector.HandlerConfig{}, quietLog())
+	p.handler = projector.NewHandler(proj, p.dl, projector.HandlerConfig{}, testenv.QuietLog())
 	return p
 }
 
@@ -83,7 +77,7 @@ func (p *pipeline) run(t *testing.T, ctx context.Context, h streamrun.Handler, c
 		cfg.BatchSize = 500
 	}
 	cfg.PollInterval = 50 * time.Millisecond
-	cfg.Logger = quietLog()
+	cfg.Logger = testenv.QuietLog()
 	cfg.OnPoison = p.dl.OnPoison(cfg.Consumer)
 	r, err := streamrun.New(p.c.Streams, streamrun.NewDynamoCheckpoints(p.c.DynamoDB, p.n.Table(schema.TableCheckpoints)), h, cfg)
 	if err != nil {

@@ -119,10 +119,7 @@ func checkLateEventAfterExpiry(t *testing.T, b backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []schema.Event
-	for _, f := range foldJobEvents(t, schema.JobSubject(12345, 67890)) {
-		evs = append(evs, f.E)
-	}
+	evs := fixtureJob(t)
 	// Recorded 200 days ago: the job's projection expired 110 days ago.
 	recorded := time.Now().UTC().Truncate(time.Second).AddDate(0, 0, -200)
 	for i := range evs {
@@ -164,10 +161,7 @@ func checkLateEventAfterExpiry(t *testing.T, b backend) {
 // subject's inputs in recordedat order, so the rule never depends on how
 // the events were delivered.
 func TestLateRuleIsAFunctionOfRecordedAt(t *testing.T) {
-	var evs []schema.Event
-	for _, f := range foldJobEvents(t, schema.JobSubject(12345, 67890)) {
-		evs = append(evs, f.E)
-	}
+	evs := fixtureJob(t)
 	recorded := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
 	for i := range evs {
 		rec := recorded.Add(time.Duration(i) * time.Second)
@@ -221,10 +215,7 @@ func TestLateRuleIsAFunctionOfRecordedAt(t *testing.T) {
 // job's other events are projected, and the job's item holds nothing of
 // it. On the old projector it won every last-writer attribute.
 func TestFutureEventQuarantinedAlone(t *testing.T) {
-	var evs []schema.Event
-	for _, f := range foldJobEvents(t, schema.JobSubject(12345, 67890)) {
-		evs = append(evs, f.E)
-	}
+	evs := fixtureJob(t)
 	future := evs[0]
 	future.ID = "from-the-future"
 	future.Time = time.Now().UTC().AddDate(3, 0, 0).Truncate(time.Second)
@@ -242,7 +233,7 @@ func TestFutureEventQuarantinedAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	dl := &recordingDL{}
-	h := projector.NewHandler(proj, dl, projector.HandlerConfig{}, quietLog())
+	h := projector.NewHandler(proj, dl, projector.HandlerConfig{}, testenv.QuietLog())
 	resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: lambdaRecords(t, evs)})
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("Handle = %+v, %v; want no failure", resp, err)
@@ -362,7 +353,7 @@ func checkTaskIDEqualsExecutionID(t *testing.T, newBackend func(*testing.T) back
 			t.Fatal(err)
 		}
 		dl := &recordingDL{}
-		h := projector.NewHandler(proj, dl, projector.HandlerConfig{}, quietLog())
+		h := projector.NewHandler(proj, dl, projector.HandlerConfig{}, testenv.QuietLog())
 		for _, batch := range batches {
 			resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: lambdaRecords(t, batch)})
 			if err != nil || len(resp.BatchItemFailures) > 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/laptop/streamrun"
 	"github.com/streamfold/streamfold/internal/laptop/testclock"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"
@@ -115,7 +116,7 @@ func TestFaultInjectionDynamoDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.handler = projector.NewHandler(proj, p.dl, projector.HandlerConfig{}, quietLog())
+	p.handler = projector.NewHandler(proj, p.dl, projector.HandlerConfig{}, testenv.QuietLog())
 	evs := workload(t, 1)
 	p.append(t, evs)
 	f := &faulty{h: p.handler.Handle, rng: rand.New(rand.NewPCG(1, 2)), partial: 0.2, whole: 0.1, before: 0.5}
@@ -236,7 +237,7 @@ func TestFaultInjectionMemStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, quietLog())
+			h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, testenv.QuietLog())
 			f := &faulty{h: h.Handle, rng: rand.New(rand.NewPCG(uint64(seed), 7)), partial: 0.15, whole: 0.05, before: 0.5}
 			recs := lambdaRecords(t, evs)
 			deliver(t, recs, f.Handle, rand.New(rand.NewPCG(uint64(seed), 11)))

@@ -12,6 +12,17 @@ import (
 
 // foldJobEvents returns the events of one subject of the seed 003 fixture,
 // in file order.
+// fixtureJob is the events of job 67890 of installation 12345 in
+// seed003_jobs.ndjson, in the file's order.
+func fixtureJob(t *testing.T) []schema.Event {
+	t.Helper()
+	var evs []schema.Event
+	for _, f := range foldJobEvents(t, schema.JobSubject(12345, 67890)) {
+		evs = append(evs, f.E)
+	}
+	return evs
+}
+
 func foldJobEvents(t *testing.T, subject string) []foldEvent {
 	t.Helper()
 	var out []foldEvent

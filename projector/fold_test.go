@@ -3,10 +3,8 @@ package projector_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -17,23 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/laptop/golden"
 	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
-
-// -update rewrites the golden files under testdata/fold. Another test file
-// of the package may already define the flag; then that one is used.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func foldUpdate() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // foldEvent is a validated event and its payload.
 type foldEvent struct {
@@ -248,22 +234,10 @@ func TestFoldGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			evs := foldLoad(t, filepath.Join("testdata", "fold", name+".ndjson"))
 			got := foldIndent(t, foldRenderAll(t, foldAll(t, evs)))
-			golden := filepath.Join("testdata", "fold", name+".golden.json")
-			if foldUpdate() {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%s differs from the golden file (run with -update to accept):\n%s", name, got)
-			}
+			golden.Check(t, filepath.Join("testdata", "fold", name+".golden.json"), got)
 			rev := slices.Clone(evs)
 			slices.Reverse(rev)
-			if g := foldIndent(t, foldRenderAll(t, foldAll(t, rev))); !bytes.Equal(g, want) {
+			if g := foldIndent(t, foldRenderAll(t, foldAll(t, rev))); !bytes.Equal(g, got) {
 				t.Fatalf("reverse order differs:\n%s", g)
 			}
 			for subject, a := range foldAll(t, evs) {
@@ -273,7 +247,7 @@ func TestFoldGolden(t *testing.T) {
 			}
 			r := rand.New(rand.NewPCG(1, 2))
 			for i := range 20 {
-				if g := foldIndent(t, foldRenderAll(t, foldAll(t, foldShuffled(r, evs)))); !bytes.Equal(g, want) {
+				if g := foldIndent(t, foldRenderAll(t, foldAll(t, foldShuffled(r, evs)))); !bytes.Equal(g, got) {
 					t.Fatalf("shuffle %d differs:\n%s", i, g)
 				}
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/laptop/streamrun"
 	"github.com/streamfold/streamfold/internal/laptop/testclock"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/streamimage"
 )
@@ -75,7 +76,7 @@ func measureLag(b *testing.B, total int, window time.Duration) (p50, p99 float64
 	defer cancel()
 	r, err := streamrun.New(p.c.Streams, streamrun.NewDynamoCheckpoints(p.c.DynamoDB, p.n.Table(schema.TableCheckpoints)), h,
 		streamrun.Config{StreamARN: p.stream, Consumer: "lag", BatchSize: 100, BatchWindow: window, PollInterval: 50 * time.Millisecond,
-			Logger: quietLog(), OnPoison: func(context.Context, events.DynamoDBEventRecord, error) error { return nil }})
+			Logger: testenv.QuietLog(), OnPoison: func(context.Context, events.DynamoDBEventRecord, error) error { return nil }})
 	if err != nil {
 		b.Fatal(err)
 	}

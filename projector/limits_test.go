@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/laptop/testclock"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -64,7 +65,7 @@ func TestOversizeAggregateIsPoisonAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	dl := &recordingDL{}
-	h := projector.NewHandler(proj, dl, projector.HandlerConfig{}, quietLog())
+	h := projector.NewHandler(proj, dl, projector.HandlerConfig{}, testenv.QuietLog())
 	resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: lambdaRecords(t, evs)})
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("Handle = %+v, %v; want no failure", resp, err)
@@ -97,7 +98,7 @@ func TestItemOwnedByAnotherAggregate(t *testing.T) {
 	store := projector.NewMemStore()
 	proj, _ := projector.New(store, projector.Config{})
 	dl := &recordingDL{}
-	h := projector.NewHandler(proj, dl, projector.HandlerConfig{}, quietLog())
+	h := projector.NewHandler(proj, dl, projector.HandlerConfig{}, testenv.QuietLog())
 	recs := lambdaRecords(t, evs)
 	for _, r := range recs { // one batch each: the execution first
 		if resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{r}}); err != nil || len(resp.BatchItemFailures) > 0 {
@@ -194,7 +195,7 @@ func TestUpgradeChangingContributions(t *testing.T) {
 	}
 	store := projector.NewMemStore()
 	proj, _ := projector.New(store, projector.Config{})
-	h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, quietLog())
+	h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, testenv.QuietLog())
 	handle := func(rs []events.DynamoDBEventRecord) {
 		for i := 0; i < len(rs); i += 100 {
 			resp, err := h.Handle(context.Background(), events.DynamoDBEvent{Records: rs[i:min(i+100, len(rs))]})

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/streamfold/streamfold/internal/batchget"
+	"github.com/streamfold/streamfold/internal/ddbapi"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -90,9 +91,9 @@ type Store interface {
 
 // DynamoAPI is the part of the DynamoDB client DynamoStore uses.
 type DynamoAPI interface {
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
-	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+	ddbapi.PutItem
+	ddbapi.BatchGetItem
+	ddbapi.TransactWriteItems
 }
 
 // DynamoStore is the Store on DynamoDB: states in the aggregates table

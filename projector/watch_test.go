@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/streamfold/streamfold/internal/laptop/opsrectest"
+	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/internal/opsrec"
 	"github.com/streamfold/streamfold/internal/opswatch"
 	"github.com/streamfold/streamfold/projector"
@@ -36,7 +37,7 @@ func modifies(seq, n int, created time.Time) []events.DynamoDBEventRecord {
 func TestHandlerWatch(t *testing.T) {
 	now := time.Date(2026, 1, 6, 12, 0, 0, 0, time.UTC)
 	ops := &opsrectest.Recorder{}
-	w, err := opswatch.New(ops, opswatch.Config{Consumer: "projector", Now: func() time.Time { return now }, Logger: quietLog()})
+	w, err := opswatch.New(ops, opswatch.Config{Consumer: "projector", Now: func() time.Time { return now }, Logger: testenv.QuietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestHandlerWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{Watch: w}, quietLog())
+	h := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{Watch: w}, testenv.QuietLog())
 	ctx := context.Background()
 	resp, err := h.Handle(ctx, events.DynamoDBEvent{Records: modifies(10, 3, now.Add(-23*time.Hour-30*time.Minute))})
 	if err != nil || len(resp.BatchItemFailures) != 0 {
@@ -62,7 +63,7 @@ func TestHandlerWatch(t *testing.T) {
 		t.Fatalf("heartbeats %+v", ops.Beats())
 	}
 	// Without a Watch (the local runner's handler) nothing is recorded.
-	h2 := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, quietLog())
+	h2 := projector.NewHandler(proj, discardDL{}, projector.HandlerConfig{}, testenv.QuietLog())
 	if _, err := h2.Handle(ctx, events.DynamoDBEvent{Records: modifies(20, 1, now.Add(-23*time.Hour-30*time.Minute))}); err != nil {
 		t.Fatal(err)
 	}

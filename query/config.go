@@ -2,21 +2,19 @@ package query
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
+	"github.com/streamfold/streamfold/internal/ddbapi"
 	"github.com/streamfold/streamfold/schema"
 )
 
 // DynamoAPI is the part of the DynamoDB client the query package calls:
 // reads only. *dynamodb.Client satisfies it.
 type DynamoAPI interface {
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	ddbapi.GetItem
+	ddbapi.Query
+	ddbapi.BatchGetItem
 }
 
 // Defaults and bounds of Config.

@@ -35,17 +35,24 @@ func (c *Client) executionsByAgent(agent string, r TimeRange) (paged, error) {
 	if err := required("agent", agent); err != nil {
 		return paged{}, err
 	}
+	return c.executionsOn("executions-by-agent", "AgentDateIndex", "agentName", "agent", agent, r)
+}
+
+// executionsOn is the query of the executions whose attr is value, started
+// in r, on index (keyed by attr and startDate); pattern and param name it
+// in the cursor's fingerprint.
+func (c *Client) executionsOn(pattern, index, attr, param, value string, r TimeRange) (paged, error) {
 	if err := r.validate(); err != nil {
 		return paged{}, err
 	}
-	k := newCond().eq("agentName", avS(agent))
+	k := newCond().eq(attr, avS(value))
 	r.on(k, "startDate")
 	q := paged{
-		fp:       fingerprint{"executions-by-agent", append([]string{"agent=" + agent}, r.params()...)},
-		phases:   []*dynamodb.QueryInput{c.queryInput(schema.TableExecutions, c.indexFor(schema.TableExecutions, "AgentDateIndex"), k, nil, false)},
-		keyAttrs: keyAttrs(schema.TableExecutions, "AgentDateIndex"),
+		fp:       fingerprint{pattern, append([]string{param + "=" + value}, r.params()...)},
+		phases:   []*dynamodb.QueryInput{c.queryInput(schema.TableExecutions, c.indexFor(schema.TableExecutions, index), k, nil, false)},
+		keyAttrs: keyAttrs(schema.TableExecutions, index),
 	}
-	c.shard(&q, schema.TableExecutions, "AgentDateIndex")
+	c.shard(&q, schema.TableExecutions, index)
 	return q, nil
 }
 
@@ -68,16 +75,5 @@ func (c *Client) executionsByStatus(status string, r TimeRange) (paged, error) {
 	if err := oneOf("status", status, ExecutionStatuses...); err != nil {
 		return paged{}, err
 	}
-	if err := r.validate(); err != nil {
-		return paged{}, err
-	}
-	k := newCond().eq("status", avS(status))
-	r.on(k, "startDate")
-	q := paged{
-		fp:       fingerprint{"executions-by-status", append([]string{"status=" + status}, r.params()...)},
-		phases:   []*dynamodb.QueryInput{c.queryInput(schema.TableExecutions, c.indexFor(schema.TableExecutions, "StatusDateIndex"), k, nil, false)},
-		keyAttrs: keyAttrs(schema.TableExecutions, "StatusDateIndex"),
-	}
-	c.shard(&q, schema.TableExecutions, "StatusDateIndex")
-	return q, nil
+	return c.executionsOn("executions-by-status", "StatusDateIndex", "status", "status", status, r)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/streamfold/streamfold/internal/ddbapi"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -17,7 +18,7 @@ import (
 // bounded sample of runs. *dynamodb.Client has it; a DynamoAPI without it
 // makes Observed fail with ErrNoScan.
 type ScanAPI interface {
-	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+	ddbapi.Scan
 }
 
 // ErrNoScan: the client's DynamoAPI has no Scan (ScanAPI), which

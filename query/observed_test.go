@@ -14,10 +14,7 @@ import (
 // TestObservedWithoutScan: a DynamoAPI without Scan cannot sample the runs.
 func TestObservedWithoutScan(t *testing.T) {
 	db := &fakeAPI{}
-	c, err := New(db, schema.Naming{Prefix: "unit", Stage: "dev"}, Config{CursorKey: testKey})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newTestClient(t, db, testKey)
 	if _, err := c.Observed(ctx); !errors.Is(err, ErrNoScan) || len(db.queries) != 0 {
 		t.Fatalf("err %v after %d queries, want ErrNoScan before any", err, len(db.queries))
 	}

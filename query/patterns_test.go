@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/streamfold/streamfold/schema"
 )
 
 // TestPatternTable: names, routes and flags are unique; every wildcard of a
@@ -91,12 +89,9 @@ func TestPatternRunErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.pattern+" "+tt.param, func(t *testing.T) {
 			db := &fakeAPI{}
-			c, err := New(db, schema.Naming{Prefix: "unit", Stage: "dev"}, Config{CursorKey: []byte("patterns-test-cursor-key")})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := newTestClient(t, db, []byte("patterns-test-cursor-key"))
 			p, _ := PatternByName(tt.pattern)
-			_, err = p.Run(context.Background(), c, fakeInput{v: tt.in})
+			_, err := p.Run(context.Background(), c, fakeInput{v: tt.in})
 			var pe *ParamError
 			if !errors.As(err, &pe) || pe.Param != tt.param || pe.Reason != tt.reason {
 				t.Fatalf("err %v, want %s: %s", err, tt.param, tt.reason)
@@ -112,10 +107,7 @@ func TestPatternRunErrors(t *testing.T) {
 // 24, status in_progress for stuck jobs), from the input's clock.
 func TestPatternRunDefaults(t *testing.T) {
 	db := &fakeAPI{}
-	c, err := New(db, schema.Naming{Prefix: "unit", Stage: "dev"}, Config{CursorKey: []byte("patterns-test-cursor-key")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newTestClient(t, db, []byte("patterns-test-cursor-key"))
 	p, _ := PatternByName("jobs")
 	if _, err := p.Run(context.Background(), c, fakeInput{v: map[string]string{"installation": "7", "stuckHours": "6"}}); err != nil {
 		t.Fatal(err)

@@ -19,10 +19,7 @@ import (
 // startDate, newest first), never a Scan, and refuses agent with status.
 func TestRecentExecutionsPlan(t *testing.T) {
 	db := &fakeAPI{}
-	c, err := New(db, schema.Naming{Prefix: "unit", Stage: "dev"}, Config{CursorKey: testKey})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newTestClient(t, db, testKey)
 	p, _ := PatternByName("executions")
 	in := fakeInput{v: map[string]string{"from": "2030-01-14T00:00:00Z", "to": "2030-01-15T23:59:59Z"}, page: PageRequest{Limit: 5}}
 	if _, err := p.Run(ctx, c, in); err != nil {
@@ -42,7 +39,7 @@ func TestRecentExecutionsPlan(t *testing.T) {
 	if want := slices.Sorted(slices.Values(ExecutionStatuses)); !slices.Equal(statuses, want) {
 		t.Fatalf("partitions read %v, want one Query per status %v", statuses, want)
 	}
-	_, err = p.Run(ctx, c, fakeInput{v: map[string]string{"agent": "a", "status": "FAILED"}})
+	_, err := p.Run(ctx, c, fakeInput{v: map[string]string{"agent": "a", "status": "FAILED"}})
 	var pe *ParamError
 	if !errors.As(err, &pe) || pe.Param != "agent" || pe.Reason != "give at most one of <agent> or <status>" {
 		t.Fatalf("agent and status: %v", err)
@@ -149,10 +146,7 @@ func TestStuckJobsCursorOutlivesTheClock(t *testing.T) {
 		"installation_id": &types.AttributeValueMemberN{Value: "7"}, "status": &types.AttributeValueMemberS{Value: "in_progress"},
 		"created_at": &types.AttributeValueMemberS{Value: "2030-01-15T01:00:00.000Z"}}
 	db := &fakeAPI{pages: []*dynamodb.QueryOutput{{Items: []map[string]types.AttributeValue{key}, LastEvaluatedKey: key}}}
-	c, err := New(db, schema.Naming{Prefix: "unit", Stage: "dev"}, Config{CursorKey: testKey})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newTestClient(t, db, testKey)
 	p, _ := PatternByName("jobs")
 	t0 := fakeInput{}.Now().Add(-time.Minute) // the first page, a minute before the input's clock
 	first, err := c.StuckJobs(ctx, 7, 6*time.Hour, t0, PageRequest{Limit: 1})

@@ -6,10 +6,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/capacity"
+	"github.com/streamfold/streamfold/internal/ddbapi"
 	"github.com/streamfold/streamfold/internal/opsrec"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
@@ -20,8 +19,8 @@ import (
 // client (capacity.WithMeter) and its Meter as Config.Meter to have the
 // result say what the run consumed.
 type DynamoDBAPI interface {
-	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
-	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	ddbapi.Scan
+	ddbapi.BatchGetItem
 }
 
 // EventRef is one archived event as the archive comparison needs it

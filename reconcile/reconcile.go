@@ -18,6 +18,7 @@ import (
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/capacity"
 	"github.com/streamfold/streamfold/internal/opsrec"
+	"github.com/streamfold/streamfold/internal/periodic"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -447,25 +448,9 @@ func (r *run) progressLoop() (stop func()) {
 	if r.opts.Progress == nil {
 		return func() {}
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				r.opts.Progress(r.progress())
-			}
-		}
-	}()
+	stopTicks := periodic.Start(time.Second, func() { r.opts.Progress(r.progress()) })
 	return func() {
-		close(done)
-		wg.Wait()
+		stopTicks()
 		r.setPhase("done")
 		r.opts.Progress(r.progress())
 	}

@@ -18,20 +18,40 @@
 #     function's states:ListTagsForResource (seed 002: one account-wide rule
 #     for every state machine, new agents included; tag reads only).
 
+# What both stream consumers (projector, archiver) are granted, in two
+# parts that keep each policy's statement order.
+locals {
+  # Reading the event table's stream.
+  stream_read_statements = [
+    { sid = "ReadEventStream", actions = ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"], resources = [aws_dynamodb_table.table["events"].stream_arn] },
+    # Wildcard: ListStreams names no stream; this is the events table's streams only.
+    { sid = "ListEventStreams", actions = ["dynamodb:ListStreams"], resources = ["${aws_dynamodb_table.table["events"].arn}/stream/*"] },
+  ]
+  stream_record_statements = [
+    # internal/opswatch: the gaps the function notices and its heartbeats
+    # (internal/opsrec records, "ops#" items of the checkpoints table). One
+    # PutItem per gap and per heartbeat interval; no reads.
+    { sid = "OpsRecords", actions = ["dynamodb:PutItem"], resources = [aws_dynamodb_table.table["checkpoints"].arn] },
+    # The event source mapping writes its failed batches to the on-failure
+    # bucket (onfailure.tf) with the function's execution role: PutObject
+    # under Lambda's key prefix and ListBucket, nothing else. Wildcard:
+    # Lambda names the objects (aws/lambda/<mapping UUID>/...).
+    { sid = "OnFailureObjects", actions = ["s3:PutObject"], resources = ["${aws_s3_bucket.failures.arn}/${local.failures_key_prefix}/*"] },
+    { sid = "OnFailureBucket", actions = ["s3:ListBucket"], resources = [aws_s3_bucket.failures.arn] },
+  ]
+}
+
 # --- projector ---------------------------------------------------------------
 
 data "aws_iam_policy_document" "projector" {
-  statement {
-    sid       = "ReadEventStream"
-    actions   = ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"]
-    resources = [aws_dynamodb_table.table["events"].stream_arn]
-  }
-
-  statement {
-    sid     = "ListEventStreams"
-    actions = ["dynamodb:ListStreams"]
-    # Wildcard: ListStreams names no stream; this is the events table's streams only.
-    resources = ["${aws_dynamodb_table.table["events"].arn}/stream/*"]
+  # The event table's stream (local.stream_read_statements).
+  dynamic "statement" {
+    for_each = local.stream_read_statements
+    content {
+      sid       = statement.value.sid
+      actions   = statement.value.actions
+      resources = statement.value.resources
+    }
   }
 
   # Load: BatchGetItem of folded states; Commit: TransactWriteItems whose
@@ -56,29 +76,14 @@ data "aws_iam_policy_document" "projector" {
     resources = [aws_dynamodb_table.table["dead-letters"].arn]
   }
 
-  # internal/opswatch: the gaps the function notices and its heartbeats
-  # (internal/opsrec records, "ops#" items of the checkpoints table). One
-  # PutItem per gap and per heartbeat interval; no reads.
-  statement {
-    sid       = "OpsRecords"
-    actions   = ["dynamodb:PutItem"]
-    resources = [aws_dynamodb_table.table["checkpoints"].arn]
-  }
-
-  # The event source mapping writes its failed batches to the on-failure
-  # bucket (onfailure.tf) with the function's execution role: PutObject
-  # under Lambda's key prefix and ListBucket, nothing else.
-  statement {
-    sid     = "OnFailureObjects"
-    actions = ["s3:PutObject"]
-    # Wildcard: Lambda names the objects (aws/lambda/<mapping UUID>/...).
-    resources = ["${aws_s3_bucket.failures.arn}/${local.failures_key_prefix}/*"]
-  }
-
-  statement {
-    sid       = "OnFailureBucket"
-    actions   = ["s3:ListBucket"]
-    resources = [aws_s3_bucket.failures.arn]
+  # Operations records and failed batches (local.stream_record_statements).
+  dynamic "statement" {
+    for_each = local.stream_record_statements
+    content {
+      sid       = statement.value.sid
+      actions   = statement.value.actions
+      resources = statement.value.resources
+    }
   }
 
   statement {
@@ -92,17 +97,14 @@ data "aws_iam_policy_document" "projector" {
 # --- archiver ----------------------------------------------------------------
 
 data "aws_iam_policy_document" "archiver" {
-  statement {
-    sid       = "ReadEventStream"
-    actions   = ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"]
-    resources = [aws_dynamodb_table.table["events"].stream_arn]
-  }
-
-  statement {
-    sid     = "ListEventStreams"
-    actions = ["dynamodb:ListStreams"]
-    # Wildcard: ListStreams names no stream; this is the events table's streams only.
-    resources = ["${aws_dynamodb_table.table["events"].arn}/stream/*"]
+  # The event table's stream (local.stream_read_statements).
+  dynamic "statement" {
+    for_each = local.stream_read_statements
+    content {
+      sid       = statement.value.sid
+      actions   = statement.value.actions
+      resources = statement.value.resources
+    }
   }
 
   # The Iceberg tables' objects under the archive prefix: metadata,
@@ -162,29 +164,14 @@ data "aws_iam_policy_document" "archiver" {
     resources = [local.glue_catalog_arn, aws_glue_catalog_database.archive.arn, "${local.glue_arn_prefix}:table/${aws_glue_catalog_database.archive.name}/*"]
   }
 
-  # internal/opswatch: the gaps the function notices and its heartbeats
-  # (internal/opsrec records, "ops#" items of the checkpoints table). One
-  # PutItem per gap and per heartbeat interval; no reads.
-  statement {
-    sid       = "OpsRecords"
-    actions   = ["dynamodb:PutItem"]
-    resources = [aws_dynamodb_table.table["checkpoints"].arn]
-  }
-
-  # The event source mapping writes its failed batches to the on-failure
-  # bucket (onfailure.tf) with the function's execution role: PutObject
-  # under Lambda's key prefix and ListBucket, nothing else.
-  statement {
-    sid     = "OnFailureObjects"
-    actions = ["s3:PutObject"]
-    # Wildcard: Lambda names the objects (aws/lambda/<mapping UUID>/...).
-    resources = ["${aws_s3_bucket.failures.arn}/${local.failures_key_prefix}/*"]
-  }
-
-  statement {
-    sid       = "OnFailureBucket"
-    actions   = ["s3:ListBucket"]
-    resources = [aws_s3_bucket.failures.arn]
+  # Operations records and failed batches (local.stream_record_statements).
+  dynamic "statement" {
+    for_each = local.stream_record_statements
+    content {
+      sid       = statement.value.sid
+      actions   = statement.value.actions
+      resources = statement.value.resources
+    }
   }
 
   # Scheduled verify (maintenance.tf; archiver/rebuild.DynamoLive): a Query

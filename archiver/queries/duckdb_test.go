@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,10 +35,6 @@ import (
 // redeliveries of batches the archiver had already written), then DuckDB,
 // an independent reader, over exactly the data files of the Iceberg tables'
 // current snapshots.
-
-func quietLog() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-}
 
 // redeliver wraps the archiver's handler: on the calls named in bisect it
 // lets the batch be written, then fails it (the runner bisects it and
@@ -87,7 +82,7 @@ func consume(t *testing.T, c *awsclient.Clients, n schema.Naming, stream, consum
 	t.Helper()
 	r, err := streamrun.New(c.Streams, streamrun.NewDynamoCheckpoints(c.DynamoDB, n.Table(schema.TableCheckpoints)), h, streamrun.Config{
 		StreamARN: stream, Consumer: consumer, BatchSize: batch, UntilCaughtUp: true, BisectOnError: bisect,
-		PollInterval: 50 * time.Millisecond, Logger: quietLog(), OnPoison: dl.OnPoison(consumer),
+		PollInterval: 50 * time.Millisecond, Logger: testenv.QuietLog(), OnPoison: dl.OnPoison(consumer),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +279,7 @@ func TestArchiveAcceptance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	consume(t, c, n, stream, "projector", projector.NewHandler(proj, dl, projector.HandlerConfig{}, quietLog()).Handle, dl, 500, false)
+	consume(t, c, n, stream, "projector", projector.NewHandler(proj, dl, projector.HandlerConfig{}, testenv.QuietLog()).Handle, dl, 500, false)
 	projected := time.Now()
 
 	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: prefix, Catalog: "sqlite:" + filepath.Join(t.TempDir(), "catalog.db")})
@@ -292,7 +287,7 @@ func TestArchiveAcceptance(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	inj := &redeliver{h: archiver.NewHandler(a, quietLog()).Handle, bisect: map[int]bool{2: true}, resend: map[int]bool{5: true}}
+	inj := &redeliver{h: archiver.NewHandler(a, testenv.QuietLog()).Handle, bisect: map[int]bool{2: true}, resend: map[int]bool{5: true}}
 	ast := consume(t, c, n, stream, "archiver", inj.Handle, dl, 200, true)
 	if inj.bisected != 1 || inj.resent != 1 || ast.Bisections < 1 || ast.Records <= int64(accepted) {
 		t.Fatalf("injection did not happen: bisected %d, resent %d; runner %+v", inj.bisected, inj.resent, ast)

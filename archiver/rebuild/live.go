@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/streamfold/streamfold/internal/ddbapi"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -19,8 +20,8 @@ type Live interface {
 
 // LiveAPI is the part of the DynamoDB client DynamoLive uses.
 type LiveAPI interface {
-	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	ddbapi.Scan
+	ddbapi.Query
 }
 
 // DynamoLive reads live rows from the DynamoDB tables of one naming.

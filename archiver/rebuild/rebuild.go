@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/streamfold/streamfold/internal/ddbapi"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 	"github.com/streamfold/streamfold/schema/provision"
@@ -33,7 +34,7 @@ func Rebuild(ctx context.Context, src Source, target projector.Store, opts Optio
 // TargetAPI is the part of the DynamoDB client PrepareFresh uses.
 type TargetAPI interface {
 	provision.API
-	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+	ddbapi.Scan
 }
 
 // FreshTables are the logical tables PrepareFresh requires to be empty: the

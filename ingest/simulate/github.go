@@ -647,17 +647,22 @@ func ghSteps(j *ghJob) []whStep {
 	}
 }
 
-// The workflow_job webhook body, in GitHub's field order, with the fields
-// streamfold reads (schema.WorkflowJobWebhook) and the usual others.
-type whPayload struct {
+// whBody is the workflow_job webhook body in GitHub's field order, with
+// the deployment, repository, organization and user objects of type D, R,
+// O and U: abridged (whPayload) or as GitHub sends them (whFullPayload).
+type whBody[D, R, O, U any] struct {
 	Action       string          `json:"action"`
 	WorkflowJob  whJob           `json:"workflow_job"`
-	Deployment   *whDeployment   `json:"deployment,omitempty"`
-	Repository   whRepo          `json:"repository"`
-	Organization *whOrg          `json:"organization,omitempty"`
-	Sender       whUser          `json:"sender"`
+	Deployment   *D              `json:"deployment,omitempty"`
+	Repository   R               `json:"repository"`
+	Organization *O              `json:"organization,omitempty"`
+	Sender       U               `json:"sender"`
 	Installation *whInstallation `json:"installation,omitempty"`
 }
+
+// whPayload is the body with the fields streamfold reads
+// (schema.WorkflowJobWebhook) and the usual others.
+type whPayload = whBody[whDeployment, whRepo, whOrg, whUser]
 
 type whJob struct {
 	ID              int64      `json:"id"`

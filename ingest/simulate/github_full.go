@@ -145,15 +145,7 @@ func (in *ghInstall) fullRepo(run *ghRun, owner whFullUser) whFullRepo {
 }
 
 // whFullPayload is the workflow_job webhook body as GitHub sends it.
-type whFullPayload struct {
-	Action       string            `json:"action"`
-	WorkflowJob  whJob             `json:"workflow_job"`
-	Deployment   *whFullDeployment `json:"deployment,omitempty"`
-	Repository   whFullRepo        `json:"repository"`
-	Organization *whFullOrg        `json:"organization,omitempty"`
-	Sender       whFullUser        `json:"sender"`
-	Installation *whInstallation   `json:"installation,omitempty"`
-}
+type whFullPayload = whBody[whFullDeployment, whFullRepo, whFullOrg, whFullUser]
 
 type whFullUser struct {
 	Login             string `json:"login"`

@@ -6,10 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
-	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,6 +14,7 @@ import (
 	"time"
 
 	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/laptop/golden"
 	"github.com/streamfold/streamfold/schema"
 )
 
@@ -179,10 +177,6 @@ func testDeterminism(t *testing.T, cfg simulate.Config) {
 	}
 }
 
-// update rewrites the golden files: go test ./ingest/simulate -run
-// TestDeterminismGolden -update.
-var update = flag.Bool("update", false, "rewrite testdata/*.golden.ndjson")
-
 // TestDeterminismGolden pins the output of small runs in reviewable files
 // under testdata/: the generator uses integer arithmetic only, so the bytes
 // are the same on every platform. A deliberate change of the generator (or
@@ -210,23 +204,7 @@ func TestDeterminismGolden(t *testing.T) {
 			if tt.digest {
 				got = digestAll(t, got)
 			}
-			path := filepath.Join("testdata", tt.file)
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (write it with go test ./ingest/simulate -run TestDeterminismGolden -update)", err)
-			}
-			if msg := firstDifference(want, got); msg != "" {
-				t.Fatalf("the events differ from %s: %s\nIf the change is deliberate, run go test ./ingest/simulate -run TestDeterminismGolden -update and review the diff.", path, msg)
-			}
+			golden.Check(t, filepath.Join("testdata", tt.file), got)
 		})
 	}
 }
@@ -252,35 +230,6 @@ func digestAll(t *testing.T, ndjson []byte) []byte {
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes()
-}
-
-// firstDifference names the first event (line) where got differs from
-// want, with both lines (each cut at 2,000 bytes), or "" when they are equal.
-func firstDifference(want, got []byte) string {
-	if bytes.Equal(want, got) {
-		return ""
-	}
-	wl := strings.Split(string(want), "\n")
-	gl := strings.Split(string(got), "\n")
-	cut := func(s string) string {
-		if len(s) > 2000 {
-			return s[:2000] + "..."
-		}
-		return s
-	}
-	for i := 0; i < max(len(wl), len(gl)); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return fmt.Sprintf("first difference at event %d (of %d generated, %d in the file)\n want: %s\n  got: %s", i+1, len(gl)-1, len(wl)-1, cut(w), cut(g))
-		}
-	}
-	return "the files differ"
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)

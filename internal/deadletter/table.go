@@ -14,15 +14,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/streamfold/streamfold/internal/ddbapi"
 	"github.com/streamfold/streamfold/internal/emf"
 	"github.com/streamfold/streamfold/schema"
 )
 
 // TableAPI is what Table needs of the DynamoDB client.
 type TableAPI interface {
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	ddbapi.PutItem
+	ddbapi.Query
+	ddbapi.UpdateItem
 }
 
 // Table stores dead letters in the dead-letters table. Putting the same

@@ -28,6 +28,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/internal/ddbapi"
 )
 
 // Reserved consumer names of the records in the checkpoints table. No
@@ -195,8 +197,8 @@ func (r Result) Validate() error {
 // API is the part of the DynamoDB client a Store uses; *dynamodb.Client
 // satisfies it.
 type API interface {
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	ddbapi.PutItem
+	ddbapi.Query
 }
 
 // Store reads and writes the records in the checkpoints table.

@@ -238,11 +238,8 @@ func TestErrors(t *testing.T) {
 		wantMsg  string
 	}{
 		{
-			name: "zero lambda value",
-			call: func() error {
-				_, err := FromLambdaValue(events.DynamoDBAttributeValue{})
-				return err
-			},
+			name:    "zero lambda value",
+			call:    func() error { return errOf(FromLambdaValue(events.DynamoDBAttributeValue{})) },
 			wantIs:  ErrNilValue,
 			wantMsg: `streamimage: attribute "": nil attribute value`,
 		},
@@ -265,29 +262,22 @@ func TestErrors(t *testing.T) {
 		{
 			name: "ToLambda unknown union member",
 			call: func() error {
-				_, err := ToLambda(itemsWith(&types.UnknownUnionMember{Tag: "X", Value: []byte("{}")}))
-				return err
+				return errOf(ToLambda(itemsWith(&types.UnknownUnionMember{Tag: "X", Value: []byte("{}")})))
 			},
 			wantIs:   ErrUnsupportedType,
 			wantPath: "data.items[2]",
 			wantMsg:  `streamimage: attribute "data.items[2]": unsupported attribute value type`,
 		},
 		{
-			name: "ToLambda nil interface",
-			call: func() error {
-				_, err := ToLambda(map[string]types.AttributeValue{"a": nil})
-				return err
-			},
+			name:     "ToLambda nil interface",
+			call:     func() error { return errOf(ToLambda(map[string]types.AttributeValue{"a": nil})) },
 			wantIs:   ErrNilValue,
 			wantPath: "a",
 			wantMsg:  `streamimage: attribute "a": nil attribute value`,
 		},
 		{
-			name: "ToLambda typed nil member",
-			call: func() error {
-				_, err := ToLambda(itemsWith((*types.AttributeValueMemberM)(nil)))
-				return err
-			},
+			name:     "ToLambda typed nil member",
+			call:     func() error { return errOf(ToLambda(itemsWith((*types.AttributeValueMemberM)(nil)))) },
 			wantIs:   ErrNilValue,
 			wantPath: "data.items[2]",
 			wantMsg:  `streamimage: attribute "data.items[2]": nil attribute value`,
@@ -295,97 +285,71 @@ func TestErrors(t *testing.T) {
 		{
 			name: "ToLambda NULL false",
 			call: func() error {
-				_, err := ToLambda(map[string]types.AttributeValue{"gone": &types.AttributeValueMemberNULL{Value: false}})
-				return err
+				return errOf(ToLambda(map[string]types.AttributeValue{"gone": &types.AttributeValueMemberNULL{Value: false}}))
 			},
 			wantIs:   ErrInvalidNull,
 			wantPath: "gone",
 			wantMsg:  `streamimage: attribute "gone": NULL attribute value must be true`,
 		},
 		{
-			name: "ToLambdaValue nil",
-			call: func() error {
-				_, err := ToLambdaValue(nil)
-				return err
-			},
+			name:    "ToLambdaValue nil",
+			call:    func() error { return errOf(ToLambdaValue(nil)) },
 			wantIs:  ErrNilValue,
 			wantMsg: `streamimage: attribute "": nil attribute value`,
 		},
 		{
 			name: "ToLambdaValue list element",
 			call: func() error {
-				_, err := ToLambdaValue(&types.AttributeValueMemberL{Value: []types.AttributeValue{(*types.AttributeValueMemberS)(nil)}})
-				return err
+				return errOf(ToLambdaValue(&types.AttributeValueMemberL{Value: []types.AttributeValue{(*types.AttributeValueMemberS)(nil)}}))
 			},
 			wantIs:   ErrNilValue,
 			wantPath: "[0]",
 			wantMsg:  `streamimage: attribute "[0]": nil attribute value`,
 		},
 		{
-			name: "FromStreams unknown union member",
-			call: func() error {
-				_, err := FromStreams(streamItemsWith(&streamtypes.UnknownUnionMember{Tag: "X"}))
-				return err
-			},
+			name:     "FromStreams unknown union member",
+			call:     func() error { return errOf(FromStreams(streamItemsWith(&streamtypes.UnknownUnionMember{Tag: "X"}))) },
 			wantIs:   ErrUnsupportedType,
 			wantPath: "data.items[2]",
 			wantMsg:  `streamimage: attribute "data.items[2]": unsupported attribute value type`,
 		},
 		{
-			name: "FromStreams nil interface",
-			call: func() error {
-				_, err := FromStreams(streamItemsWith(nil))
-				return err
-			},
+			name:     "FromStreams nil interface",
+			call:     func() error { return errOf(FromStreams(streamItemsWith(nil))) },
 			wantIs:   ErrNilValue,
 			wantPath: "data.items[2]",
 			wantMsg:  `streamimage: attribute "data.items[2]": nil attribute value`,
 		},
 		{
-			name: "FromStreamsValue typed nil",
-			call: func() error {
-				_, err := FromStreamsValue((*streamtypes.AttributeValueMemberBS)(nil))
-				return err
-			},
+			name:    "FromStreamsValue typed nil",
+			call:    func() error { return errOf(FromStreamsValue((*streamtypes.AttributeValueMemberBS)(nil))) },
 			wantIs:  ErrNilValue,
 			wantMsg: `streamimage: attribute "": nil attribute value`,
 		},
 		{
-			name: "ToStreams unknown union member",
-			call: func() error {
-				_, err := ToStreams(itemsWith(&types.UnknownUnionMember{Tag: "X"}))
-				return err
-			},
+			name:     "ToStreams unknown union member",
+			call:     func() error { return errOf(ToStreams(itemsWith(&types.UnknownUnionMember{Tag: "X"}))) },
 			wantIs:   ErrUnsupportedType,
 			wantPath: "data.items[2]",
 			wantMsg:  `streamimage: attribute "data.items[2]": unsupported attribute value type`,
 		},
 		{
-			name: "ToLambda too deep",
-			call: func() error {
-				_, err := ToLambda(map[string]types.AttributeValue{"deep": nest(MaxDepth + 1)})
-				return err
-			},
+			name:     "ToLambda too deep",
+			call:     func() error { return errOf(ToLambda(map[string]types.AttributeValue{"deep": nest(MaxDepth + 1)})) },
 			wantIs:   ErrTooDeep,
 			wantPath: deepPath(MaxDepth + 1),
 			wantMsg:  `streamimage: attribute "` + deepPath(MaxDepth+1) + `": attribute value nested too deeply`,
 		},
 		{
-			name: "ToStreams too deep",
-			call: func() error {
-				_, err := ToStreams(map[string]types.AttributeValue{"deep": nest(MaxDepth + 1)})
-				return err
-			},
+			name:     "ToStreams too deep",
+			call:     func() error { return errOf(ToStreams(map[string]types.AttributeValue{"deep": nest(MaxDepth + 1)})) },
 			wantIs:   ErrTooDeep,
 			wantPath: deepPath(MaxDepth + 1),
 			wantMsg:  `streamimage: attribute "` + deepPath(MaxDepth+1) + `": attribute value nested too deeply`,
 		},
 		{
-			name: "ToLambdaValue 100000 levels",
-			call: func() error {
-				_, err := ToLambdaValue(veryDeep)
-				return err
-			},
+			name:     "ToLambdaValue 100000 levels",
+			call:     func() error { return errOf(ToLambdaValue(veryDeep)) },
 			wantIs:   ErrTooDeep,
 			wantPath: strings.Repeat("[0]", MaxDepth),
 			wantMsg:  `streamimage: attribute "` + strings.Repeat("[0]", MaxDepth) + `": attribute value nested too deeply`,
@@ -441,3 +405,6 @@ func TestErrors(t *testing.T) {
 		})
 	}
 }
+
+// errOf is the error of a call that returns a value and an error.
+func errOf[T any](_ T, err error) error { return err }

@@ -15,7 +15,7 @@ import (
 // attribute; the zero events.DynamoDBAttributeValue is rejected with
 // ErrNilValue. It never panics.
 func FromLambda(img map[string]events.DynamoDBAttributeValue) (map[string]types.AttributeValue, error) {
-	return fromLambdaMap(img, nil, 1)
+	return convertMap(img, nil, 1, fromLambda)
 }
 
 // FromLambdaValue converts a single Lambda attribute value to an SDK
@@ -34,29 +34,13 @@ func FromLambdaValue(av events.DynamoDBAttributeValue) (types.AttributeValue, er
 // members give ErrNilValue, UnknownUnionMember gives ErrUnsupportedType and a
 // NULL member with Value false gives ErrInvalidNull. It never panics.
 func ToLambda(item map[string]types.AttributeValue) (map[string]events.DynamoDBAttributeValue, error) {
-	return toLambdaMap(item, nil, 1)
+	return convertMap(item, nil, 1, toLambda)
 }
 
 // ToLambdaValue converts a single SDK attribute value to a Lambda attribute
 // value, with the same contract as ToLambda.
 func ToLambdaValue(v types.AttributeValue) (events.DynamoDBAttributeValue, error) {
 	return toLambda(v, nil, 1)
-}
-
-func fromLambdaMap(img map[string]events.DynamoDBAttributeValue, p *path, depth int) (map[string]types.AttributeValue, error) {
-	if img == nil {
-		return nil, nil
-	}
-	out := make(map[string]types.AttributeValue, len(img))
-	for k, av := range img {
-		cp := p.child(k)
-		v, err := fromLambda(av, &cp, depth)
-		if err != nil {
-			return nil, err
-		}
-		out[k] = v
-	}
-	return out, nil
 }
 
 func fromLambda(av events.DynamoDBAttributeValue, p *path, depth int) (types.AttributeValue, error) {
@@ -89,45 +73,20 @@ func fromLambda(av events.DynamoDBAttributeValue, p *path, depth int) (types.Att
 	case events.DataTypeBinarySet:
 		return &types.AttributeValueMemberBS{Value: cloneBinarySet(av.BinarySet())}, nil
 	case events.DataTypeMap:
-		m, err := fromLambdaMap(av.Map(), p, depth+1)
+		m, err := convertMap(av.Map(), p, depth+1, fromLambda)
 		if err != nil {
 			return nil, err
 		}
 		return &types.AttributeValueMemberM{Value: m}, nil
 	case events.DataTypeList:
-		l := av.List()
-		if l == nil {
-			return &types.AttributeValueMemberL{}, nil
-		}
-		out := make([]types.AttributeValue, len(l))
-		for i, e := range l {
-			ep := p.elem(i)
-			v, err := fromLambda(e, &ep, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = v
+		out, err := convertList(av.List(), p, depth+1, fromLambda)
+		if err != nil {
+			return nil, err
 		}
 		return &types.AttributeValueMemberL{Value: out}, nil
 	default:
 		return nil, pathErr(p, ErrUnsupportedType)
 	}
-}
-
-func toLambdaMap(item map[string]types.AttributeValue, p *path, depth int) (map[string]events.DynamoDBAttributeValue, error) {
-	if item == nil {
-		return nil, nil
-	}
-	out := make(map[string]events.DynamoDBAttributeValue, len(item))
-	for k, v := range item {
-		cp := p.child(k)
-		av, err := toLambda(v, &cp, depth)
-		if err != nil {
-			return nil, err
-		}
-		out[k] = av
-	}
-	return out, nil
 }
 
 func toLambda(v types.AttributeValue, p *path, depth int) (events.DynamoDBAttributeValue, error) {
@@ -186,7 +145,7 @@ func toLambda(v types.AttributeValue, p *path, depth int) (events.DynamoDBAttrib
 		if m == nil {
 			break
 		}
-		mm, err := toLambdaMap(m.Value, p, depth+1)
+		mm, err := convertMap(m.Value, p, depth+1, toLambda)
 		if err != nil {
 			return zero, err
 		}
@@ -195,17 +154,9 @@ func toLambda(v types.AttributeValue, p *path, depth int) (events.DynamoDBAttrib
 		if m == nil {
 			break
 		}
-		if m.Value == nil {
-			return events.NewListAttribute(nil), nil
-		}
-		out := make([]events.DynamoDBAttributeValue, len(m.Value))
-		for i, e := range m.Value {
-			ep := p.elem(i)
-			av, err := toLambda(e, &ep, depth+1)
-			if err != nil {
-				return zero, err
-			}
-			out[i] = av
+		out, err := convertList(m.Value, p, depth+1, toLambda)
+		if err != nil {
+			return zero, err
 		}
 		return events.NewListAttribute(out), nil
 	default:

@@ -17,7 +17,7 @@ import (
 // map and a *PathError: nil values and typed nil members give ErrNilValue,
 // streamtypes.UnknownUnionMember gives ErrUnsupportedType. It never panics.
 func FromStreams(img map[string]streamtypes.AttributeValue) (map[string]types.AttributeValue, error) {
-	return fromStreamsMap(img, nil, 1)
+	return convertMap(img, nil, 1, fromStreams)
 }
 
 // FromStreamsValue converts a single DynamoDB Streams attribute value, with
@@ -29,29 +29,13 @@ func FromStreamsValue(v streamtypes.AttributeValue) (types.AttributeValue, error
 // ToStreams converts SDK attribute values to a DynamoDB Streams image, the
 // inverse of FromStreams, with the same contract.
 func ToStreams(item map[string]types.AttributeValue) (map[string]streamtypes.AttributeValue, error) {
-	return toStreamsMap(item, nil, 1)
+	return convertMap(item, nil, 1, toStreams)
 }
 
 // ToStreamsValue converts a single SDK attribute value to a DynamoDB Streams
 // attribute value, with the same contract as ToStreams.
 func ToStreamsValue(v types.AttributeValue) (streamtypes.AttributeValue, error) {
 	return toStreams(v, nil, 1)
-}
-
-func fromStreamsMap(img map[string]streamtypes.AttributeValue, p *path, depth int) (map[string]types.AttributeValue, error) {
-	if img == nil {
-		return nil, nil
-	}
-	out := make(map[string]types.AttributeValue, len(img))
-	for k, v := range img {
-		cp := p.child(k)
-		av, err := fromStreams(v, &cp, depth)
-		if err != nil {
-			return nil, err
-		}
-		out[k] = av
-	}
-	return out, nil
 }
 
 func fromStreams(v streamtypes.AttributeValue, p *path, depth int) (types.AttributeValue, error) {
@@ -105,7 +89,7 @@ func fromStreams(v streamtypes.AttributeValue, p *path, depth int) (types.Attrib
 		if m == nil {
 			break
 		}
-		mm, err := fromStreamsMap(m.Value, p, depth+1)
+		mm, err := convertMap(m.Value, p, depth+1, fromStreams)
 		if err != nil {
 			return nil, err
 		}
@@ -114,39 +98,15 @@ func fromStreams(v streamtypes.AttributeValue, p *path, depth int) (types.Attrib
 		if m == nil {
 			break
 		}
-		if m.Value == nil {
-			return &types.AttributeValueMemberL{}, nil
-		}
-		out := make([]types.AttributeValue, len(m.Value))
-		for i, e := range m.Value {
-			ep := p.elem(i)
-			av, err := fromStreams(e, &ep, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = av
+		out, err := convertList(m.Value, p, depth+1, fromStreams)
+		if err != nil {
+			return nil, err
 		}
 		return &types.AttributeValueMemberL{Value: out}, nil
 	default:
 		return nil, pathErr(p, ErrUnsupportedType)
 	}
 	return nil, pathErr(p, ErrNilValue)
-}
-
-func toStreamsMap(item map[string]types.AttributeValue, p *path, depth int) (map[string]streamtypes.AttributeValue, error) {
-	if item == nil {
-		return nil, nil
-	}
-	out := make(map[string]streamtypes.AttributeValue, len(item))
-	for k, v := range item {
-		cp := p.child(k)
-		av, err := toStreams(v, &cp, depth)
-		if err != nil {
-			return nil, err
-		}
-		out[k] = av
-	}
-	return out, nil
 }
 
 func toStreams(v types.AttributeValue, p *path, depth int) (streamtypes.AttributeValue, error) {
@@ -200,7 +160,7 @@ func toStreams(v types.AttributeValue, p *path, depth int) (streamtypes.Attribut
 		if m == nil {
 			break
 		}
-		mm, err := toStreamsMap(m.Value, p, depth+1)
+		mm, err := convertMap(m.Value, p, depth+1, toStreams)
 		if err != nil {
 			return nil, err
 		}
@@ -209,17 +169,9 @@ func toStreams(v types.AttributeValue, p *path, depth int) (streamtypes.Attribut
 		if m == nil {
 			break
 		}
-		if m.Value == nil {
-			return &streamtypes.AttributeValueMemberL{}, nil
-		}
-		out := make([]streamtypes.AttributeValue, len(m.Value))
-		for i, e := range m.Value {
-			ep := p.elem(i)
-			av, err := toStreams(e, &ep, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = av
+		out, err := convertList(m.Value, p, depth+1, toStreams)
+		if err != nil {
+			return nil, err
 		}
 		return &streamtypes.AttributeValueMemberL{Value: out}, nil
 	default:

@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/internal/ddbapi"
 )
 
 // Checkpoint is the progress of one consumer on one shard.
@@ -40,9 +42,9 @@ type CheckpointStore interface {
 // DynamoDBAPI is the part of the DynamoDB client DynamoCheckpoints uses;
 // *dynamodb.Client satisfies it.
 type DynamoDBAPI interface {
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	ddbapi.GetItem
+	ddbapi.PutItem
+	ddbapi.Query
 }
 
 // Attributes of a checkpoint item (table schema.TableCheckpoints).

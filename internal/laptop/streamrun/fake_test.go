@@ -134,18 +134,29 @@ func apiErr(code string) error {
 	return &smithy.GenericAPIError{Code: code, Message: code}
 }
 
-func (f *fakeStreams) DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
+// begin starts a call: it fails with ctx's error, or else locks f, counts
+// the call in calls and fails with the first error left in errs, unlocking
+// f again. On success the caller holds the lock and unlocks it.
+func (f *fakeStreams) begin(ctx context.Context, calls *int, errs *[]error) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.describeCalls++
-	if len(f.describeErrs) > 0 {
-		err := f.describeErrs[0]
-		f.describeErrs = f.describeErrs[1:]
+	*calls++
+	if len(*errs) > 0 {
+		err := (*errs)[0]
+		*errs = (*errs)[1:]
+		f.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+func (f *fakeStreams) DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
+	if err := f.begin(ctx, &f.describeCalls, &f.describeErrs); err != nil {
 		return nil, err
 	}
+	defer f.mu.Unlock()
 	if aws.ToString(in.StreamArn) != fakeARN {
 		return nil, &stypes.ResourceNotFoundException{Message: aws.String("no such stream")}
 	}
@@ -229,17 +240,10 @@ func (f *fakeStreams) GetShardIterator(ctx context.Context, in *dynamodbstreams.
 }
 
 func (f *fakeStreams) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
-	if err := ctx.Err(); err != nil {
+	if err := f.begin(ctx, &f.getRecordsCalls, &f.getRecordsErrs); err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.getRecordsCalls++
-	if len(f.getRecordsErrs) > 0 {
-		err := f.getRecordsErrs[0]
-		f.getRecordsErrs = f.getRecordsErrs[1:]
-		return nil, err
-	}
 	it := f.iters[aws.ToString(in.ShardIterator)]
 	switch {
 	case it == nil:

@@ -14,6 +14,7 @@ import (
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/streamfold/streamfold/internal/opsrec"
+	"github.com/streamfold/streamfold/internal/periodic"
 	"github.com/streamfold/streamfold/internal/retry"
 )
 
@@ -104,28 +105,13 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	defer r.running.Store(false)
 
-	stopProgress := make(chan struct{})
-	var pwg sync.WaitGroup
-	if r.cfg.Progress != nil {
-		pwg.Add(1)
-		go func() {
-			defer pwg.Done()
-			t := time.NewTicker(time.Second)
-			defer t.Stop()
-			for {
-				select {
-				case <-stopProgress:
-					return
-				case <-t.C:
-					r.cfg.Progress(r.Stats())
-				}
-			}
-		}()
-	}
-	err := r.run(ctx)
-	close(stopProgress)
-	pwg.Wait()
-	if r.cfg.Progress != nil {
+	var err error
+	if r.cfg.Progress == nil {
+		err = r.run(ctx)
+	} else {
+		stop := periodic.Start(time.Second, func() { r.cfg.Progress(r.Stats()) })
+		err = r.run(ctx)
+		stop()
 		r.cfg.Progress(r.Stats())
 	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {

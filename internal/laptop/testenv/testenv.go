@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"os"
 	"testing"
 	"time"
@@ -120,4 +121,10 @@ func envOr(k, d string) string {
 		return v
 	}
 	return d
+}
+
+// QuietLog is a logger for the components under test that writes errors
+// only, to stderr.
+func QuietLog() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 }

@@ -2,15 +2,14 @@ package tfprovider
 
 import (
 	"errors"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/golden from the trimmed files")
+	"github.com/streamfold/streamfold/internal/laptop/golden"
+)
 
 // copyDir copies a fixture tree into a temporary directory.
 func copyDir(t *testing.T, src string) string {
@@ -102,23 +101,7 @@ func TestTrim(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				golden := filepath.Join("testdata", "golden", filepath.Base(t.Name()), filepath.Base(f)+".golden")
-				if *update {
-					if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(golden, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (go test -update writes it)", err)
-				}
-				if string(got) != string(want) {
-					t.Errorf("%s differs from %s:\n%s", f, golden, got)
-				}
+				golden.Check(t, filepath.Join("testdata", "golden", filepath.Base(t.Name()), filepath.Base(f)+".golden"), got)
 			}
 		})
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/streamfold/streamfold/internal/ddbapi"
 )
 
 // Tables are the physical names of seed 003's four tables.
@@ -82,9 +84,7 @@ func (t Tables) CreateTableInputs() []*dynamodb.CreateTableInput {
 
 // CreateAPI is the part of the DynamoDB client Create uses.
 type CreateAPI interface {
-	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
-	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
-	UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
+	ddbapi.TableMaker
 }
 
 // Create creates the four tables, waits until they are active and turns

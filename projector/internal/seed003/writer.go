@@ -14,14 +14,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/streamfold/streamfold/internal/ddbapi"
 	"github.com/streamfold/streamfold/schema"
 )
 
 // API is the part of the DynamoDB client Writer uses.
 type API interface {
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	ddbapi.GetItem
+	ddbapi.PutItem
+	ddbapi.UpdateItem
 }
 
 // ErrNotJobDomain is returned by Apply for an event seed 003 does not
