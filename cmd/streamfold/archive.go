@@ -11,6 +11,7 @@ import (
 	"github.com/streamfold/streamfold/toolkit/archivetools"
 )
 
+// archiveCmd is "streamfold archive" and its subcommands (toolkit/archivetools).
 type archiveCmd struct {
 	Ls       archiveLsCmd       `cmd:"" help:"Partitions (days) per table with their data-file counts."`
 	Compact  archiveCompactCmd  `cmd:"" help:"Merge a day's small data files into few large ones."`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 
 	"github.com/streamfold/streamfold/archiver"
 	"github.com/streamfold/streamfold/internal/awsclient"
@@ -55,6 +56,24 @@ func (g *globals) settings() conn.Settings {
 		Catalog: g.Catalog, Namespace: g.Namespace, StateDir: g.stateDir, ArchiveDir: g.ArchiveDir,
 		GSIShards: g.gsiShardsEnv,
 	}
+}
+
+// stack is what a command that runs the consumers or the API needs first:
+// the naming, the write sharding and the log level (-v: info), each bad
+// setting a usage error of cmd.
+func (g *globals) stack(cmd string, verbose bool) (schema.Naming, int, slog.Level, error) {
+	n, err := g.naming()
+	if err != nil {
+		return n, 0, 0, fail(exitUsage, "%s: %v", cmd, err)
+	}
+	shards, err := g.gsiShards()
+	if err != nil {
+		return n, 0, 0, fail(exitUsage, "%s: %v", cmd, err)
+	}
+	if verbose {
+		return n, shards, slog.LevelInfo, nil
+	}
+	return n, shards, slog.LevelWarn, nil
 }
 
 // gsiShards is the deployment's write sharding (STREAMFOLD_GSI_SHARDS;

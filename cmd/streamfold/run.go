@@ -29,17 +29,9 @@ type runCmd struct {
 func (runCmd) Help() string { return longHelp("run") }
 
 func (c *runCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
-	n, err := c.naming()
+	n, shards, level, err := c.stack("run", c.Verbose)
 	if err != nil {
-		return fail(exitUsage, "run: %v", err)
-	}
-	shards, err := c.gsiShards()
-	if err != nil {
-		return fail(exitUsage, "run: %v", err)
-	}
-	level := slog.LevelWarn
-	if c.Verbose {
-		level = slog.LevelInfo
+		return err
 	}
 	o := localrun.Options{
 		Consumer: c.Consumer, BatchSize: c.BatchSize, BatchWindow: c.BatchWindow, MaxRetries: c.MaxRetries, Bisect: c.Bisect,

@@ -25,17 +25,9 @@ type serveCmd struct {
 func (serveCmd) Help() string { return longHelp("serve") }
 
 func (c *serveCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
-	n, err := c.naming()
+	n, shards, level, err := c.stack("serve", c.Verbose)
 	if err != nil {
-		return fail(exitUsage, "serve: %v", err)
-	}
-	shards, err := c.gsiShards()
-	if err != nil {
-		return fail(exitUsage, "serve: %v", err)
-	}
-	level := slog.LevelWarn
-	if c.Verbose {
-		level = slog.LevelInfo
+		return err
 	}
 	o := apiserver.Options{
 		Addr: c.Addr, Token: c.Token, CursorKey: c.CursorKey, MaxPageSize: c.MaxPageSize, Ingest: c.Ingest,

@@ -13,6 +13,8 @@ import (
 	"github.com/streamfold/streamfold/toolkit"
 )
 
+// TestWindow: Since, From and To (or neither) resolve to one window; the
+// combinations that make no sense are invalid options naming the field.
 func TestWindow(t *testing.T) {
 	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	day := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
