@@ -43,27 +43,47 @@ const (
 	exitConflict = 4
 )
 
-// cli is the command tree, in the order --help lists it.
+// cli is the command tree, in the order --help lists it: its groups'
+// commands, group after group.
 type cli struct {
 	output
+	producing
+	consuming
+	reading
+	repairing
+	operating
+}
 
-	// The local stack and the producers.
+// producing: the local stack and the producers.
+type producing struct {
 	Dev      devCmd      `cmd:"" help:"Start, check or stop the local stack (DynamoDB Local with Streams, MinIO or a local filesystem archive)."`
 	Simulate simulateCmd `cmd:"" help:"Generate a deterministic, realistic workload over all four domains."`
 	Emit     emitCmd     `cmd:"" help:"Append NDJSON events (envelopes, GitHub deliveries, EventBridge events) to the event table."`
-	// The consumers and the API.
+}
+
+// consuming: the consumers and the API.
+type consuming struct {
 	Run   runCmd   `cmd:"" help:"Consume the event table's stream locally: project it and archive it (Lambda's semantics)."`
 	Serve serveCmd `cmd:"" help:"Serve the HTTP JSON API and the dashboard locally."`
-	// Reading what was appended and projected.
+}
+
+// reading what was appended and projected.
+type reading struct {
 	Query   queryCmd   `cmd:"" help:"Read the projections as dashboards do: every access pattern, key and index queries only."`
 	Events  eventsCmd  `cmd:"" help:"Inspect the event table: summary, or the events of one subject."`
 	Summary summaryCmd `cmd:"" help:"Summarise what was projected: items per projection, sf vs ldf daily metrics."`
-	// What could not be processed, and proving nothing was lost.
+}
+
+// repairing: what could not be processed, and proving nothing was lost.
+type repairing struct {
 	Deadletter deadletterCmd `cmd:"" help:"List or replay records the projector, archiver or ingest function could not process; redrive failed stream batches."`
 	Reconcile  reconcileCmd  `cmd:"" help:"Prove every event of the event table was projected and archived; --heal what was not."`
 	Verify     verifyCmd     `cmd:"" help:"Recompute metrics rows and run summaries from the archive and list every difference."`
 	Rebuild    rebuildCmd    `cmd:"" help:"Rebuild the projections from the Parquet archive, into fresh tables or in place."`
-	// The archive and the deployment.
+}
+
+// operating: the archive and the deployment.
+type operating struct {
 	Archive archiveCmd `cmd:"" help:"Inspect, compact and maintain the Iceberg archive; print its table schemas and named queries; migrate an old archive."`
 	Deploy  deployCmd  `cmd:"" help:"Plan, apply, destroy or show outputs of streamfold's infrastructure with Terraform."`
 }

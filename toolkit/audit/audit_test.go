@@ -13,43 +13,6 @@ import (
 	"github.com/streamfold/streamfold/toolkit"
 )
 
-// TestWindow: Since, From and To (or neither) resolve to one window; the
-// combinations that make no sense are invalid options naming the field.
-func TestWindow(t *testing.T) {
-	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-	day := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
-	tests := []struct {
-		name     string
-		o        Options
-		from, to time.Time
-		wantErr  string
-	}{
-		{"default: the last day before now minus settle", Options{Settle: time.Minute}, now.Add(-time.Minute - 24*time.Hour), now.Add(-time.Minute), ""},
-		{"since in days", Options{Since: "2d"}, now.Add(-48 * time.Hour), now, ""},
-		{"from to now", Options{From: "2026-03-01", Settle: time.Hour}, day(1), now.Add(-time.Hour), ""},
-		{"from and to", Options{From: "2026-03-01", To: "2026-03-02T00:00:00Z"}, day(1), day(2), ""},
-		{"since and from", Options{Since: "1h", From: "2026-03-01"}, time.Time{}, time.Time{}, "reconcile: Options.Since: goes without From and To"},
-		{"to without from", Options{To: "2026-03-01"}, time.Time{}, time.Time{}, "reconcile: Options.To: needs From"},
-		{"bad from", Options{From: "March"}, time.Time{}, time.Time{}, `reconcile: Options.From: want RFC 3339 (2026-03-01T00:00:00Z) or a date (2026-03-01), got "March"`},
-		{"negative since", Options{Since: "-2h"}, time.Time{}, time.Time{}, "reconcile: Options.Since: must be positive, got -2h"},
-		{"empty window", Options{From: "2026-03-02", To: "2026-03-01"}, time.Time{}, time.Time{}, "reconcile: Options.To: the window [2026-03-02T00:00:00Z, 2026-03-01T00:00:00Z) is empty"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			from, to, err := tt.o.Window(now)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr || !errors.Is(err, toolkit.ErrInvalidOptions) {
-					t.Fatalf("error %v, want %q (invalid options)", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || !from.Equal(tt.from) || !to.Equal(tt.to) {
-				t.Fatalf("window [%s, %s), %v; want [%s, %s)", from, to, err, tt.from, tt.to)
-			}
-		})
-	}
-}
-
 func TestPlan(t *testing.T) {
 	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	p, err := Options{Since: "1h", Heal: true}.Plan(now)
@@ -85,6 +48,43 @@ func TestParseSince(t *testing.T) {
 		if _, err := ParseSince(in); err == nil {
 			t.Errorf("ParseSince(%q): no error", in)
 		}
+	}
+}
+
+// TestWindow: Since, From and To (or neither) resolve to one window; the
+// combinations that make no sense are invalid options naming the field.
+func TestWindow(t *testing.T) {
+	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+	day := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
+	tests := []struct {
+		name     string
+		o        Options
+		from, to time.Time
+		wantErr  string
+	}{
+		{"default: the last day before now minus settle", Options{Settle: time.Minute}, now.Add(-time.Minute - 24*time.Hour), now.Add(-time.Minute), ""},
+		{"since in days", Options{Since: "2d"}, now.Add(-48 * time.Hour), now, ""},
+		{"from to now", Options{From: "2026-03-01", Settle: time.Hour}, day(1), now.Add(-time.Hour), ""},
+		{"from and to", Options{From: "2026-03-01", To: "2026-03-02T00:00:00Z"}, day(1), day(2), ""},
+		{"since and from", Options{Since: "1h", From: "2026-03-01"}, time.Time{}, time.Time{}, "reconcile: Options.Since: goes without From and To"},
+		{"to without from", Options{To: "2026-03-01"}, time.Time{}, time.Time{}, "reconcile: Options.To: needs From"},
+		{"bad from", Options{From: "March"}, time.Time{}, time.Time{}, `reconcile: Options.From: want RFC 3339 (2026-03-01T00:00:00Z) or a date (2026-03-01), got "March"`},
+		{"negative since", Options{Since: "-2h"}, time.Time{}, time.Time{}, "reconcile: Options.Since: must be positive, got -2h"},
+		{"empty window", Options{From: "2026-03-02", To: "2026-03-01"}, time.Time{}, time.Time{}, "reconcile: Options.To: the window [2026-03-02T00:00:00Z, 2026-03-01T00:00:00Z) is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			from, to, err := tt.o.Window(now)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr || !errors.Is(err, toolkit.ErrInvalidOptions) {
+					t.Fatalf("error %v, want %q (invalid options)", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !from.Equal(tt.from) || !to.Equal(tt.to) {
+				t.Fatalf("window [%s, %s), %v; want [%s, %s)", from, to, err, tt.from, tt.to)
+			}
+		})
 	}
 }
 
