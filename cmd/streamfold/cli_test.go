@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/streamfold/streamfold/archiver"
+	"github.com/streamfold/streamfold/toolkit/conn"
 	"github.com/streamfold/streamfold/toolkit/emit"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -74,7 +75,7 @@ func testCatalogURI(n schema.Naming) string {
 // for localEnv(n): the same catalog and namespace.
 func openTestArchive(t testing.TB, c *awsclient.Clients, n schema.Naming, bucket string) (*archiver.Archive, error) {
 	t.Helper()
-	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive", Catalog: testCatalogURI(n), Namespace: archiveNamespace(bucket, n)})
+	a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive", Catalog: testCatalogURI(n), Namespace: conn.ArchiveNamespace(bucket, n)})
 	if err == nil {
 		t.Cleanup(func() { a.Close() })
 	}

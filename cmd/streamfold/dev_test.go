@@ -7,7 +7,7 @@ import "testing"
 func TestArchiveDirCatalog(t *testing.T) {
 	dir := t.TempDir()
 	g := globals{ArchiveDir: dir, Prefix: "streamfold", Stage: "dev"}
-	got, err := g.catalogURI()
+	got, err := g.settings().CatalogURI()
 	if err != nil || got != "sqlite:"+dir+"/catalog.db" {
 		t.Fatalf("catalogURI = %q, %v; want sqlite:%s/catalog.db", got, err, dir)
 	}

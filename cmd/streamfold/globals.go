@@ -86,12 +86,6 @@ func (g *globals) clients(ctx context.Context) (*awsclient.Clients, error) {
 	return g.settings().Clients(ctx)
 }
 
-func archiveNamespace(bucket string, n schema.Naming) string {
-	return conn.ArchiveNamespace(bucket, n)
-}
-
-func (g *globals) catalogURI() (string, error) { return g.settings().CatalogURI() }
-
 func (g *globals) openArchive(c *awsclient.Clients, n schema.Naming, uri string) (*archiver.Archive, error) {
 	return g.settings().OpenArchive(c, n, uri)
 }

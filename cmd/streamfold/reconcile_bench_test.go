@@ -22,6 +22,7 @@ import (
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/reconcile"
 	"github.com/streamfold/streamfold/schema"
+	"github.com/streamfold/streamfold/toolkit/conn"
 )
 
 // S3 Standard's request prices in us-east-1: GET $0.0004 per 1,000; PUT,
@@ -147,7 +148,7 @@ func BenchmarkReconcile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive", Catalog: testCatalogURI(n), Namespace: archiveNamespace(bucket, n)})
+		a, err := archiver.New(c.S3, archiver.Config{Bucket: bucket, Prefix: "archive", Catalog: testCatalogURI(n), Namespace: conn.ArchiveNamespace(bucket, n)})
 		if err != nil {
 			b.Fatal(err)
 		}

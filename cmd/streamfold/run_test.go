@@ -20,6 +20,7 @@ import (
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/laptop/testenv"
 	"github.com/streamfold/streamfold/schema"
+	"github.com/streamfold/streamfold/toolkit/conn"
 	"github.com/streamfold/streamfold/toolkit/localrun"
 )
 
@@ -142,7 +143,7 @@ func TestRunStopsWhenTheArchiveIsGone(t *testing.T) {
 			tc.remove(t, c, bucket)
 			appendDay(t, c, n, 6, time.Date(2026, 1, 6, 0, 0, 0, 0, time.UTC))
 			code, out, errOut, took := runCLIWithin(t, 2*time.Minute, env, "run", "--until-caught-up", "--quiet", "--archive-batch-window", "0s")
-			want := regexp.MustCompile(`streamfold: run: archiver: .*table ` + regexp.QuoteMeta(archiveNamespace(bucket, n)) + `\.\w+: ` + tc.want(bucket))
+			want := regexp.MustCompile(`streamfold: run: archiver: .*table ` + regexp.QuoteMeta(conn.ArchiveNamespace(bucket, n)) + `\.\w+: ` + tc.want(bucket))
 			if code != exitRuntime || !want.MatchString(errOut) {
 				t.Fatalf("run after the archive went: exit %d after %s, want %d and a message matching %s\nstdout:\n%s\nstderr:\n%s",
 					code, took.Round(time.Millisecond), exitRuntime, want, out, errOut)
