@@ -110,7 +110,7 @@ func TestHelp(t *testing.T) {
 		wantCode int
 		wantText string
 	}{
-		{"no args is usage", nil, exitUsage, "Commands:"},
+		{"no args is usage", nil, exitUsage, "Repairing: what could not be processed"},
 		{"help", []string{"help"}, exitOK, "emit"},
 		{"unknown command", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{"emit -h", []string{"emit", "-h"}, exitOK, "Exit status: 0 nothing rejected"},

@@ -44,37 +44,42 @@ const (
 )
 
 // cli is the command tree, in the order --help lists it: its groups'
-// commands, group after group.
+// commands, group after group. Each group is a struct and the kong.Group
+// that titles it in --help, declared together below.
 type cli struct {
 	output
-	producing
-	consuming
-	reading
-	repairing
-	operating
+	producing `group:"producing"`
+	consuming `group:"consuming"`
+	reading   `group:"reading"`
+	repairing `group:"repairing"`
+	operating `group:"operating"`
 }
 
-// producing: the local stack and the producers.
+var producingGroup = kong.Group{Key: "producing", Title: "Producing events: the local stack and the producers"}
+
 type producing struct {
 	Dev      devCmd      `cmd:"" help:"Start, check or stop the local stack (DynamoDB Local with Streams, MinIO or a local filesystem archive)."`
 	Simulate simulateCmd `cmd:"" help:"Generate a deterministic, realistic workload over all four domains."`
 	Emit     emitCmd     `cmd:"" help:"Append NDJSON events (envelopes, GitHub deliveries, EventBridge events) to the event table."`
 }
 
-// consuming: the consumers and the API.
+var consumingGroup = kong.Group{Key: "consuming", Title: "Consuming the stream: the consumers and the API"}
+
 type consuming struct {
 	Run   runCmd   `cmd:"" help:"Consume the event table's stream locally: project it and archive it (Lambda's semantics)."`
 	Serve serveCmd `cmd:"" help:"Serve the HTTP JSON API and the dashboard locally."`
 }
 
-// reading what was appended and projected.
+var readingGroup = kong.Group{Key: "reading", Title: "Reading what was appended and projected"}
+
 type reading struct {
 	Query   queryCmd   `cmd:"" help:"Read the projections as dashboards do: every access pattern, key and index queries only."`
 	Events  eventsCmd  `cmd:"" help:"Inspect the event table: summary, or the events of one subject."`
 	Summary summaryCmd `cmd:"" help:"Summarise what was projected: items per projection, sf vs ldf daily metrics."`
 }
 
-// repairing: what could not be processed, and proving nothing was lost.
+var repairingGroup = kong.Group{Key: "repairing", Title: "Repairing: what could not be processed, and proving nothing was lost"}
+
 type repairing struct {
 	Deadletter deadletterCmd `cmd:"" help:"List or replay records the projector, archiver or ingest function could not process; redrive failed stream batches."`
 	Reconcile  reconcileCmd  `cmd:"" help:"Prove every event of the event table was projected and archived; --heal what was not."`
@@ -82,7 +87,8 @@ type repairing struct {
 	Rebuild    rebuildCmd    `cmd:"" help:"Rebuild the projections from the Parquet archive, into fresh tables or in place."`
 }
 
-// operating: the archive and the deployment.
+var operatingGroup = kong.Group{Key: "operating", Title: "Operating: the archive and the deployment"}
+
 type operating struct {
 	Archive archiveCmd `cmd:"" help:"Inspect, compact and maintain the Iceberg archive; print its table schemas and named queries; migrate an old archive."`
 	Deploy  deployCmd  `cmd:"" help:"Plan, apply, destroy or show outputs of streamfold's infrastructure with Terraform."`
@@ -101,22 +107,13 @@ type cliEnv struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	// now is the clock of defaults anchored at the current time (simulate's
-	// window, query's --now, archive compact's example date); nil is
-	// time.Now. Tests set it to the test clock.
+	// window, query's --now): time.Now in main, the test clock in tests.
 	now func() time.Time
-}
-
-// clock is env.now, or time.Now when it is unset.
-func (env *cliEnv) clock() time.Time {
-	if env.now != nil {
-		return env.now().UTC()
-	}
-	return time.Now().UTC()
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	code := run(ctx, &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, now: time.Now}, os.Args[1:])
 	stop()
 	os.Exit(code)
 }
@@ -151,11 +148,23 @@ func newParser(env *cliEnv, c *cli) (*kong.Kong, error) {
 		kong.Exit(func(code int) { panic(kongExit(code)) }),
 		kong.Resolvers(cmdline.EnvResolver(env.getenv)),
 		kong.ValueFormatter(cmdline.HelpValue),
+		kong.ExplicitGroups([]kong.Group{producingGroup, consumingGroup, readingGroup, repairingGroup, operatingGroup}),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true, WrapUpperBound: helpWidth}),
 		kong.Bind(env),
 		kong.BindTo(context.Background(), (*context.Context)(nil)),
 	}
-	return kong.New(c, opts...)
+	parser, err := kong.New(c, opts...)
+	if err != nil {
+		return nil, err
+	}
+	// A command's subcommands are listed under "Commands:", not under its group's title.
+	sub := &kong.Group{Key: "commands", Title: "Commands:"}
+	for todo := append([]*kong.Node(nil), parser.Model.Children...); len(todo) > 0; todo = todo[1:] {
+		for _, child := range todo[0].Children {
+			child.Group, todo = sub, append(todo, child)
+		}
+	}
+	return parser, nil
 }
 
 func run(ctx context.Context, env *cliEnv, args []string) (code int) {

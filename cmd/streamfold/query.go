@@ -95,7 +95,7 @@ func (c *queryPattern) Run(ctx context.Context, env *cliEnv, out *output, kctx *
 			given[step.Flag.Name] = true
 		}
 	}
-	in := &queryview.Args{Pattern: p, Values: map[string]string{}, Given: map[string]bool{}, Request: query.PageRequest{Limit: qf.Limit, Cursor: qf.Cursor}, Clock: env.clock()}
+	in := &queryview.Args{Pattern: p, Values: map[string]string{}, Given: map[string]bool{}, Request: query.PageRequest{Limit: qf.Limit, Cursor: qf.Cursor}, Clock: env.now().UTC()}
 	if p.Arg != "" {
 		in.Arg = fv.FieldByName("Arg").String()
 	}

@@ -29,7 +29,7 @@ func (reconcileCmd) Help() string { return longHelp("reconcile") }
 
 func (c *reconcileCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	o := audit.Options{Since: c.Since, From: c.From, To: c.To, Heal: c.Heal, Segments: c.Segments, Settle: c.Settle, IDsPerKind: c.IDs, BucketEvents: c.BucketEvents,
-		ArchiveURI: c.ArchiveURI, NoArchive: c.NoArchive, Now: env.clock, Logger: slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		ArchiveURI: c.ArchiveURI, NoArchive: c.NoArchive, Now: env.now, Logger: slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if !out.Quiet {
 		o.Progress = func(p reconcile.Progress) {
 			fmt.Fprintf(env.stderr, "reconcile: %s: %d items read, %d events in the window, %d checked, gaps %d projection %d archive, %.0f items/s\n",

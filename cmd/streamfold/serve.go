@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/streamfold/streamfold/toolkit/apiserver"
 )
@@ -32,7 +33,7 @@ func (c *serveCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 	o := apiserver.Options{
 		Addr: c.Addr, Token: c.Token, CursorKey: c.CursorKey, MaxPageSize: c.MaxPageSize, Ingest: c.Ingest,
 		WebhookSecret: c.WebhookSecret, IngestToken: c.IngestToken, SFNTags: c.SFNTags, SFNPayloads: c.SFNPayloads,
-		MaxFutureSkew: c.MaxFutureSkew, GSIShards: shards, Now: env.clock,
+		MaxFutureSkew: c.MaxFutureSkew, GSIShards: shards, Now: func() time.Time { return env.now().UTC() },
 		Logger: slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level})),
 	}
 	if err := o.Validate(); err != nil {

@@ -32,7 +32,7 @@ func (c *simulateCmd) Run(ctx context.Context, env *cliEnv, out *output) error {
 		return fail(exitUsage, "simulate: --start: want YYYY-MM-DD, got %q", c.Start)
 	}
 	o := simulation.Options{Config: simulate.Config{Seed: c.Seed, Events: c.Events, Start: start, Days: c.Days, Order: simulate.Order(c.Order),
-		GitHubPayloads: simulate.Payloads(c.Payloads)}, RateGiven: c.Rate != nil, Now: env.clock(), ShapeWindow: c.ShapeWindow,
+		GitHubPayloads: simulate.Payloads(c.Payloads)}, RateGiven: c.Rate != nil, Now: env.now().UTC(), ShapeWindow: c.ShapeWindow,
 		Native: c.Native, SFNPayloads: c.SFNPayloads, MaxFutureSkew: c.MaxFutureSkew, Progress: env.progress(out)}
 	if c.Rate != nil {
 		o.Config.Rate = *c.Rate

@@ -13,8 +13,10 @@ import (
 	"github.com/streamfold/streamfold/toolkit"
 )
 
+// now is the fixed clock of these tests: a Monday noon.
+var now = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+
 func TestPlan(t *testing.T) {
-	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	p, err := Options{Since: "1h", Heal: true}.Plan(now)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +56,6 @@ func TestParseSince(t *testing.T) {
 // TestWindow: Since, From and To (or neither) resolve to one window; the
 // combinations that make no sense are invalid options naming the field.
 func TestWindow(t *testing.T) {
-	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	day := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
 	tests := []struct {
 		name     string
