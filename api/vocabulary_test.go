@@ -50,8 +50,9 @@ func TestVocabulary(t *testing.T) {
 	}
 }
 
-// Scan answers two runs of installation 7 (one in progress) and one of
-// installation 3, as a sample of the workflow-runs table.
+// Scan answers the jobs' shares of two runs of installation 7 (one in
+// progress) and of one of installation 3, as a sample of the workflow-runs
+// table.
 func (f *fakeDB) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -59,11 +60,14 @@ func (f *fakeDB) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dyna
 	if f.fail != nil {
 		return nil, f.fail
 	}
-	run := func(inst, repo, status string) map[string]types.AttributeValue {
-		return map[string]types.AttributeValue{"installation_id": &types.AttributeValueMemberN{Value: inst},
-			"repo_full_name": &types.AttributeValueMemberS{Value: repo}, "status": &types.AttributeValueMemberS{Value: status}}
+	// A job's share of its run: the run's status derives from its counters.
+	share := func(inst, run, repo, completed string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: inst + "#" + run + "#1"},
+			"sk": &types.AttributeValueMemberS{Value: "job#" + run + "0"}, "installation_id": &types.AttributeValueMemberN{Value: inst},
+			"repo_full_name": &types.AttributeValueMemberS{Value: repo}, "total_jobs": &types.AttributeValueMemberN{Value: "1"},
+			"completed_jobs": &types.AttributeValueMemberN{Value: completed}}
 	}
-	items := []map[string]types.AttributeValue{run("3", "c/d", "completed"), run("7", "b/b", "completed"), run("7", "a/a", "in_progress")}
+	items := []map[string]types.AttributeValue{share("3", "31", "c/d", "1"), share("7", "71", "b/b", "1"), share("7", "72", "a/a", "0")}
 	return &dynamodb.ScanOutput{Items: items, Count: 3, ScannedCount: 3}, nil
 }
 

@@ -120,6 +120,24 @@ func (p *pipeline) get(t *testing.T, table string, key map[string]types.Attribut
 	return out.Item
 }
 
+// runSummary reads a run's summary as the query package does: its partition of
+// workflow-runs (the jobs' shares), summed.
+func (p *pipeline) runSummary(t *testing.T, pk string) map[string]types.AttributeValue {
+	t.Helper()
+	out, err := p.c.DynamoDB.Query(context.Background(), &dynamodb.QueryInput{
+		TableName: aws.String(p.n.Table(schema.TableWorkflowRuns)), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression: aws.String("pk = :pk"), ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := schema.SummarizeRun(out.Items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
 // readNDJSON reads an NDJSON file of envelopes as a producer would send
 // them: without recordedat.
 func readNDJSON(t testing.TB, path string) []schema.Event {

@@ -99,8 +99,9 @@ func inputsOf(t *testing.T, evs ...schema.Event) []projector.Input {
 	return out
 }
 
-func runKeyOf(inst, run, attempt int64) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"pk": avS(schema.RunKey(inst, run, attempt)), "sk": avS("v")}
+// shareKeyOf is the key of a job's share of its run's summary.
+func shareKeyOf(inst, run, attempt, job int64) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": avS(schema.RunKey(inst, run, attempt)), "sk": avS(schema.RunJobSK(job))}
 }
 
 // TestLateEventAfterExpiry: a job projected (job item and run row), then
@@ -131,10 +132,10 @@ func checkLateEventAfterExpiry(t *testing.T, b backend) {
 	}
 	runs := b.items(t, schema.TableWorkflowRuns)
 	if len(runs) != 1 || len(b.items(t, schema.TableWorkflowJobs)) != 1 {
-		t.Fatalf("projected %d run rows, want the job's run", len(runs))
+		t.Fatalf("projected %d shares of runs, want the job's share of its run", len(runs))
 	}
 	// DynamoDB's TTL deletes the expired items.
-	b.del(t, schema.TableWorkflowRuns, runKeyOf(12345, 54321, 1))
+	b.del(t, schema.TableWorkflowRuns, shareKeyOf(12345, 54321, 1, 67890))
 	b.del(t, schema.TableWorkflowJobs, map[string]types.AttributeValue{"pk": avS(schema.JobKey(12345, 67890)), "sk": avS("v")})
 
 	for i, id := range []string{"late-1", "late-2"} {
@@ -147,7 +148,7 @@ func checkLateEventAfterExpiry(t *testing.T, b backend) {
 			t.Fatalf("%s: outcome %+v, want Late 1 and nothing changed", id, out)
 		}
 		if got := b.items(t, schema.TableWorkflowRuns); len(got) != 0 {
-			t.Fatalf("%s recreated the expired run row: %v", id, got)
+			t.Fatalf("%s recreated the job's expired share of its run: %v", id, got)
 		}
 		if got := b.items(t, schema.TableWorkflowJobs); len(got) != 0 {
 			t.Fatalf("%s recreated the expired job item: %v", id, got)
@@ -435,15 +436,18 @@ func jobWebhook(t *testing.T, id int64, at time.Time, workflow, branch string) s
 	return e
 }
 
-// TestOversizeRunRowIsPoison: two jobs of one run whose own items fit,
-// but whose run row would not (one's 200 KB head branch joined with the
-// other's 220 KB workflow name), in one batch. The old projector took the
-// refused row for a conflict, retried it 8 times and failed both jobs on
-// every delivery: the shard was stuck. The job whose delta takes the row
-// past 400 KB is poison, with the reason; the other commits.
-func TestOversizeRunRowIsPoison(t *testing.T) { checkOversizeRunRow(t, memBackend(t)) }
+// TestLongRunAttributesDoNotMeetInOneItem: two jobs of one run whose own
+// items fit, but whose attributes joined would not (one's 200 KB head
+// branch, the other's 220 KB workflow name), in one batch. A projector that
+// kept one summary row per run had to refuse the second job as poison (the
+// row past 400 KB); each job now keeps its own share of the run, so both
+// commit, and the run's summary, summed on read, has both jobs and both
+// attributes.
+func TestLongRunAttributesDoNotMeetInOneItem(t *testing.T) { checkOversizeRunRow(t, memBackend(t)) }
 
-func TestOversizeRunRowIsPoisonDynamoDB(t *testing.T) { checkOversizeRunRow(t, dynamoBackend(t)) }
+func TestLongRunAttributesDoNotMeetInOneItemDynamoDB(t *testing.T) {
+	checkOversizeRunRow(t, dynamoBackend(t))
+}
 
 func checkOversizeRunRow(t *testing.T, b backend) {
 	at := time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)
@@ -466,23 +470,29 @@ func checkOversizeRunRow(t *testing.T, b backend) {
 		t.Fatal(err)
 	}
 	out := proj.Project(context.Background(), append(inputsOf(t, first), in2))
-	if len(out.Failed) != 0 {
-		t.Fatalf("failed %v: an oversize row must never be retried", out.Failed)
-	}
-	bad := out.Poison[second.Subject]
-	if len(out.Poison) != 1 || !errors.Is(bad, projector.ErrTooLarge) || !strings.Contains(bad.Error(), "workflow-runs row") {
-		t.Fatalf("poison %v, want %s alone, naming the run row", out.Poison, second.Subject)
+	if len(out.Failed)+len(out.Poison) != 0 {
+		t.Fatalf("failed %v, poison %v: want both jobs projected", out.Failed, out.Poison)
 	}
 	runs := b.items(t, schema.TableWorkflowRuns)
-	if len(runs) != 1 {
-		t.Fatalf("%d run rows, want 1", len(runs))
+	if len(runs) != 2 {
+		t.Fatalf("%d shares of the run, want one per job", len(runs))
 	}
+	total, branch, workflow := 0, 0, 0
 	for _, r := range runs {
-		if fmt.Sprint(r["total_jobs"]) != "N:1" || r["workflow_name"] != nil {
-			t.Fatalf("run row total_jobs %v, workflow_name set %v: want the first job alone", r["total_jobs"], r["workflow_name"] != nil)
+		if fmt.Sprint(r["total_jobs"]) == "N:1" {
+			total++
+		}
+		if fmt.Sprint(r["head_branch"]) == "S:"+strings.Repeat("b", 200<<10) {
+			branch++
+		}
+		if fmt.Sprint(r["workflow_name"]) == "S:"+strings.Repeat("w", 220<<10) {
+			workflow++
 		}
 	}
-	if n := len(b.items(t, schema.TableWorkflowJobs)); n != 1 {
-		t.Fatalf("%d job items, want the first job's", n)
+	if total != 2 || branch != 1 || workflow != 1 {
+		t.Fatalf("shares: %d with total_jobs 1, %d with the long branch, %d with the long name; want 2, 1, 1", total, branch, workflow)
+	}
+	if n := len(b.items(t, schema.TableWorkflowJobs)); n != 2 {
+		t.Fatalf("%d job items, want both", n)
 	}
 }

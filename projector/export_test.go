@@ -44,3 +44,21 @@ func SetContributionsHookForTest(h func(Aggregate, []Contribution) []Contributio
 func InputUnchecked(ev schema.Event, payload schema.Payload, seq string) (Input, bool, error) {
 	return inputFrom(ev, payload, seq)
 }
+
+// SetItemsHookForTest rewrites every aggregate's items until the returned
+// function is called (with SetContributionsHookForTest: a projector of
+// another version).
+func SetItemsHookForTest(h func(Aggregate, []Item) []Item) (restore func()) {
+	prev := itemsHook
+	itemsHook = h
+	return func() { itemsHook = prev }
+}
+
+// LegacyRunContributionsForTest is what a projector before run job items
+// applied to a job's run summary row (nil for other aggregates).
+func LegacyRunContributionsForTest(a Aggregate) []Contribution {
+	if j, ok := a.(*JobState); ok {
+		return j.legacyContributions()
+	}
+	return nil
+}

@@ -3,45 +3,17 @@ package projector
 import (
 	"bytes"
 	"encoding/json"
-	"math/big"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/streamfold/streamfold/schema"
 )
 
 func init() {
 	registerFold(KindJob, func() Aggregate { return &JobState{} })
 	registerFold(KindDeployment, func() Aggregate { return &DeploymentState{} })
-	registerDeriver(schema.TableWorkflowRuns, deriveRunRow)
-}
-
-// deriveRunRow computes seed 003's run status and conclusion from a run
-// summary's counters: completed once every job of the run completed,
-// failure if any failed; waiting while every job not completed waits for a
-// deployment's approval; in_progress otherwise.
-func deriveRunRow(row map[string]types.AttributeValue) map[string]types.AttributeValue {
-	total, completed := ratAttr(row, "total_jobs"), ratAttr(row, "completed_jobs")
-	failed, waiting := ratAttr(row, "failed_jobs"), ratAttr(row, "waiting_jobs")
-	// conclusion is removed (nil) while the run is not complete: a run
-	// that looked complete and then gained a job must not keep it.
-	out := map[string]types.AttributeValue{"status": avS("in_progress"), "conclusion": nil}
-	if open := new(big.Rat).Sub(total, completed); waiting.Sign() > 0 && open.Cmp(waiting) == 0 {
-		// Every job not completed waits for a deployment's approval.
-		out["status"] = avS("waiting")
-	}
-	if total.Sign() > 0 && total.Cmp(completed) == 0 {
-		out["status"] = avS("completed")
-		conclusion := "success"
-		if failed.Sign() > 0 {
-			conclusion = "failure"
-		}
-		out["conclusion"] = avS(conclusion)
-	}
-	return out
 }
 
 // Job statuses (seed 003, declared in schema): queued < waiting < scheduled
@@ -358,7 +330,11 @@ func (j *JobState) Items() []Item {
 	if ttl, ok := j.ttl(); ok {
 		it.TTL = ttl
 	}
-	return []Item{itemOf(schema.TableWorkflowJobs, it)}
+	items := []Item{itemOf(schema.TableWorkflowJobs, it)}
+	if run, ok := j.runShare(); ok {
+		items = append(items, itemOf(schema.TableWorkflowRuns, run))
+	}
+	return items
 }
 
 // created is the job's created_at, or its fallback for webhooks without
@@ -387,66 +363,68 @@ func (j *JobState) ttl() (int64, bool) {
 	return ttlOf(schema.TableWorkflowJobs, anchor), true
 }
 
-// Contributions returns the job's share of its run's summary row in
-// workflow-runs (pk "<installation>#<run_id>#<run_attempt>", sk "v"), once
-// the run is known. Attrs are the run's own attributes, each joined by
-// stamp across the run's jobs, and its ttl (rowTTL: the row expires with
-// the last of its jobs); Counters are total_jobs, completed_jobs,
-// success_jobs, failed_jobs (conclusion failure, timed_out or
-// startup_failure) and waiting_jobs (waiting for a deployment's approval).
-//
-// The run's status and conclusion are computed from the counters in the
-// write that moves them (DeriveRow): completed once every job completed,
-// waiting while every job not completed waits, else in_progress. A job
-// counts once one of its events names the run: every webhook does, runner
-// events when they carry run_id and run_attempt.
-func (j *JobState) Contributions() []Contribution {
+// runShare is the job's share of its run's summary (schema.RunJobItem,
+// pk RunKey, sk RunJobSK), once an event named the run: every webhook
+// does, runner events when they carry run_id and run_attempt. Its counters
+// are total_jobs (1), completed_jobs, success_jobs, failed_jobs (the
+// conclusions schema.FailedConclusions) and waiting_jobs (waiting for a
+// deployment's approval); its attributes the run's own as the job knows
+// them; its ttl the job's expiry rounded up to midnight (rowTTL), so that
+// it is rewritten at most once a day for its ttl. The summary is their sum
+// (schema.SummarizeRun), computed when read; no counter row is written, so
+// a job's state commits alone, without a transaction.
+func (j *JobState) runShare() (schema.RunJobItem, bool) {
 	if j.RunID <= 0 || j.RunAttempt <= 0 {
-		return nil
+		return schema.RunJobItem{}, false
 	}
-	attrs := map[string]types.AttributeValue{
-		"installation_id": avN(j.InstallationID),
-		"run_id":          avN(j.RunID),
-		"run_attempt":     avN(j.RunAttempt),
+	r := schema.RunJobItem{
+		PK:             schema.RunKey(j.InstallationID, j.RunID, j.RunAttempt),
+		SK:             schema.RunJobSK(j.JobID),
+		InstallationID: j.InstallationID, RunID: j.RunID, RunAttempt: j.RunAttempt, JobID: j.JobID,
+		RepoFullName: lwwStr(j.RepoFullName), WorkflowName: lwwStr(j.WorkflowName),
+		HeadSHA: lwwStr(j.HeadSHA), HeadBranch: lwwStr(j.HeadBranch),
+		TotalJobs: 1,
 	}
-	// The run's own attributes, each stamped with the register it comes
-	// from: the row keeps, per attribute, the value with the greatest stamp
-	// among its jobs, whatever order they were projected in.
-	stamps := map[string]Stamp{}
-	for name, r := range map[string]LWW[string]{
-		"repo_full_name": j.RepoFullName, "workflow_name": j.WorkflowName,
-		"head_sha": j.HeadSHA, "head_branch": j.HeadBranch,
-	} {
-		if r.Known() && r.V != "" {
-			attrs[name] = avS(r.V)
-			stamps[name] = r.Stamp
-		}
-	}
-	if ttl, ok := j.ttl(); ok {
-		ttlAttr(attrs, stamps, rowTTL(ttl))
-	}
-	c := map[string]int64{"total_jobs": 1, "completed_jobs": 0, "failed_jobs": 0, "success_jobs": 0, "waiting_jobs": 0}
 	if j.Status.Known() && j.Status.V == "waiting" {
-		c["waiting_jobs"] = 1
+		r.WaitingJobs = 1
 	}
 	if j.Status.Known() && j.Status.V == "completed" {
-		c["completed_jobs"] = 1
+		r.CompletedJobs = 1
 		if j.Conclusion.Known() {
 			switch {
 			case failedConclusions[j.Conclusion.V]:
-				c["failed_jobs"] = 1
+				r.FailedJobs = 1
 			case j.Conclusion.V == "success":
-				c["success_jobs"] = 1
+				r.SuccessJobs = 1
 			}
 		}
 	}
-	pk := schema.RunKey(j.InstallationID, j.RunID, j.RunAttempt)
+	if ttl, ok := j.ttl(); ok {
+		r.TTL = rowTTL(ttl)
+	}
+	return r, true
+}
+
+// Contributions: a job moves no counter row. Its share of its run's
+// summary is an item (runShare); a state that still records a contribution
+// to an older projector's summary row takes it back (rowDeltas), and
+// schema.SummarizeRun adds what that row still counts.
+func (j *JobState) Contributions() []Contribution { return nil }
+
+// legacyContributions is what a projector before run job items applied to
+// the run's summary row for this state: its counters, the same as its
+// share's. Only a state stored without its applied contributions (before
+// they were recorded) needs it, to take them back.
+func (j *JobState) legacyContributions() []Contribution {
+	r, ok := j.runShare()
+	if !ok {
+		return nil
+	}
 	return []Contribution{{
-		Table:    schema.TableWorkflowRuns,
-		Key:      map[string]types.AttributeValue{"pk": avS(pk), "sk": avS("v")},
-		Attrs:    attrs,
-		Stamps:   stamps,
-		Counters: c,
+		Table: schema.TableWorkflowRuns,
+		Key:   map[string]types.AttributeValue{"pk": avS(r.PK), "sk": avS(schema.RunSummarySK)},
+		Counters: map[string]int64{"total_jobs": r.TotalJobs, "completed_jobs": r.CompletedJobs,
+			"success_jobs": r.SuccessJobs, "failed_jobs": r.FailedJobs, "waiting_jobs": r.WaitingJobs},
 	}}
 }
 

@@ -111,15 +111,10 @@ func TestJobGHESFallbacks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, items, cs := foldOne(t, tt.order...)
-			if len(items) != 1 || items[0].Table != schema.TableWorkflowJobs {
-				t.Fatalf("items = %v, want one workflow_jobs item", items)
-			}
-			foldWant(t, items[0].Item, tt.want)
-			if len(cs) != 1 {
-				t.Fatalf("contributions = %d, want the run row's", len(cs))
-			}
-			foldWant(t, cs[0].Key, map[string]any{"pk": "0#2202229078#1"})
+			a, items, _ := foldOne(t, tt.order...)
+			job, share := jobItems(t, items)
+			foldWant(t, job, tt.want)
+			foldWant(t, share, map[string]any{"pk": "0#2202229078#1", "installation_id": 0, "total_jobs": 1})
 			foldRoundTrip(t, projector.KindJob, a)
 			foldCheckKeys(t, a)
 		})
@@ -173,7 +168,7 @@ func TestJobGHESThroughTheStream(t *testing.T) {
 	} else if n, err := strconv.ParseInt(ttl.Value, 10, 64); err != nil || n <= time.Now().Unix() {
 		t.Errorf("ttl = %s is not in the future: the 2021 job would vanish at once", ttl.Value)
 	}
-	run := schema.StripInternal(p.get(t, schema.TableWorkflowRuns, map[string]types.AttributeValue{"pk": S("0#2202229078#1"), "sk": S("v")}))
+	run := p.runSummary(t, "0#2202229078#1")
 	foldWant(t, run, map[string]any{"installation_id": 0, "run_id": 2202229078, "run_attempt": 1, "total_jobs": 1,
 		"completed_jobs": 1, "success_jobs": 1, "status": "completed", "conclusion": "success", "repo_full_name": "Codertocat/Hello-World"})
 	ref, counters := reference(t, stored)

@@ -115,10 +115,10 @@ func TestJobLifecycle(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a, items, _ := foldOne(t, foldByID(t, evs, tt.ids...)...)
-			if len(items) != 1 || items[0].Table != schema.TableWorkflowJobs {
-				t.Fatalf("items = %v, want one workflow-jobs item", items)
-			}
-			foldWant(t, items[0].Item, tt.want)
+			job, share := jobItems(t, items)
+			foldWant(t, job, tt.want)
+			// Every webhook names the run: the job has its share of it.
+			foldWant(t, share, map[string]any{"pk": "12345#54321#1", "sk": "job#67890", "job_id": 67890, "total_jobs": 1})
 			foldRoundTrip(t, projector.KindJob, a)
 			foldCheckKeys(t, a)
 		})
@@ -130,30 +130,35 @@ func TestJobLateQueued(t *testing.T) {
 	_, items, _ := foldOne(t, foldByID(t, evs, "d2-in-progress", "d2-queued")...)
 	foldWant(t, items[0].Item, map[string]any{"status": "in_progress", "received_at": "2025-01-15T10:00:30.400Z"})
 	_, items, cs := foldOne(t, foldByID(t, evs, "d2-in-progress", "d2-queued", "d2-completed")...)
-	foldWant(t, items[0].Item, map[string]any{"status": "completed", "conclusion": "failure"})
-	if len(cs) != 1 {
-		t.Fatalf("contributions = %d, want 1", len(cs))
+	job, share := jobItems(t, items)
+	foldWant(t, job, map[string]any{"status": "completed", "conclusion": "failure"})
+	if len(cs) != 0 {
+		t.Fatalf("contributions = %v, want none (the run's share is an item)", cs)
 	}
-	want := map[string]int64{"total_jobs": 1, "completed_jobs": 1, "failed_jobs": 1, "success_jobs": 0}
-	for k, v := range want {
-		if cs[0].Counters[k] != v {
-			t.Errorf("%s = %d, want %d", k, cs[0].Counters[k], v)
-		}
-	}
-	foldWant(t, cs[0].Key, map[string]any{"pk": "12345#54321#1", "sk": "v"})
-	foldWant(t, cs[0].Attrs, map[string]any{"installation_id": 12345, "run_id": 54321, "run_attempt": 1,
+	foldWant(t, share, map[string]any{"pk": "12345#54321#1", "sk": "job#67893",
+		"total_jobs": 1, "completed_jobs": 1, "failed_jobs": 1, "success_jobs": nil, "waiting_jobs": nil,
+		"installation_id": 12345, "run_id": 54321, "run_attempt": 1, "job_id": 67893,
 		"repo_full_name": "runs-on/test", "workflow_name": "CI", "head_sha": "8c4f1a9e2b7d3f60c5e1a2b3c4d5e6f708192a3b", "head_branch": "main"})
+}
+
+// jobItems returns a job's workflow-jobs item and its share of its run's
+// summary (workflow-runs), failing unless those are its only items.
+func jobItems(t *testing.T, items []projector.Item) (job, share map[string]types.AttributeValue) {
+	t.Helper()
+	if len(items) != 2 || items[0].Table != schema.TableWorkflowJobs || items[1].Table != schema.TableWorkflowRuns {
+		t.Fatalf("items = %v, want a workflow-jobs item and a workflow-runs share", items)
+	}
+	return items[0].Item, items[1].Item
 }
 
 func TestJobWaitingOnDeployment(t *testing.T) {
 	evs := foldJobEvents(t, schema.JobSubject(12345, 67895))
-	_, items, cs := foldOne(t, evs...)
+	_, items, _ := foldOne(t, evs...)
+	job, share := jobItems(t, items)
 	// queued, waiting, then queued again after the approval: still waiting
 	// until a runner is scheduled.
-	foldWant(t, items[0].Item, map[string]any{"status": "waiting", "deployment_id": 789})
-	if cs[0].Counters["completed_jobs"] != 0 || cs[0].Counters["total_jobs"] != 1 {
-		t.Fatalf("counters = %v", cs[0].Counters)
-	}
+	foldWant(t, job, map[string]any{"status": "waiting", "deployment_id": 789})
+	foldWant(t, share, map[string]any{"total_jobs": 1, "waiting_jobs": 1, "completed_jobs": nil})
 }
 
 func TestJobRunnerOnly(t *testing.T) {
@@ -167,8 +172,8 @@ func TestJobRunnerOnly(t *testing.T) {
 		"pk": "0#15001", "installation_id": 0, "status": nil, "created_at": nil, "repo_full_name": nil, "run_id": nil,
 		"instance_id": "i-0123", "ttl": 1775383200,
 	})
-	if len(cs) != 0 {
-		t.Fatalf("contributions = %v, want none", cs)
+	if len(cs) != 0 || len(items) != 1 {
+		t.Fatalf("contributions = %v, items %v: want none, and no share of a run", cs, items)
 	}
 	foldCheckKeys(t, a)
 }
@@ -181,11 +186,12 @@ func TestJobWorkflowIDAndGHES(t *testing.T) {
 			"created_at": "2026-01-05T10:00:00Z", "labels": []string{}},
 		"repository": map[string]any{"full_name": "corp/monorepo", "private": true, "owner": map[string]any{"login": "corp"}},
 	})
-	_, items, cs := foldOne(t, e)
-	foldWant(t, items[0].Item, map[string]any{
+	_, items, _ := foldOne(t, e)
+	job, share := jobItems(t, items)
+	foldWant(t, job, map[string]any{
 		"pk": "0#15002", "installation_id": 0, "workflow_id": 77, "org_name": "corp", "run_attempt": 2, "labels": nil,
 	})
-	foldWant(t, cs[0].Key, map[string]any{"pk": "0#4001#2"})
+	foldWant(t, share, map[string]any{"pk": "0#4001#2", "sk": "job#15002"})
 }
 
 func TestDeployment(t *testing.T) {

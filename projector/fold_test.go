@@ -760,17 +760,3 @@ func TestRowAttributesJoinByStamp(t *testing.T) {
 		}
 	}
 }
-
-func TestDeriveRunRemovesStaleConclusion(t *testing.T) {
-	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
-	row := map[string]types.AttributeValue{"total_jobs": n("2"), "completed_jobs": n("2"), "failed_jobs": n("1")}
-	projector.ApplyDerived(row, projector.DeriveRow(schema.TableWorkflowRuns, row))
-	if row["conclusion"].(*types.AttributeValueMemberS).Value != "failure" || row["status"].(*types.AttributeValueMemberS).Value != "completed" {
-		t.Fatalf("complete run derived %v", row)
-	}
-	row["total_jobs"] = n("3") // another job of the run is counted
-	projector.ApplyDerived(row, projector.DeriveRow(schema.TableWorkflowRuns, row))
-	if _, ok := row["conclusion"]; ok || row["status"].(*types.AttributeValueMemberS).Value != "in_progress" {
-		t.Fatalf("run that gained a job derived %v, want in_progress and no conclusion", row)
-	}
-}

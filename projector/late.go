@@ -80,7 +80,7 @@ func (r retention) applyInTime(agg Aggregate, inputs []Input, items []Item, cs [
 			isLate = has && at >= exp
 		case at < safe:
 		default:
-			exp, has = r.expiryOf(agg.Items(), contributionsOf(agg))
+			exp, has = r.expiryOf(itemsOf(agg), contributionsOf(agg))
 			isLate = has && at >= exp
 		}
 		if isLate {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -287,7 +288,7 @@ func fold(subject string, stored StoredState, inputs []Input, ret retention) (pl
 			return plan{}, fmt.Errorf("projector: %s: decode stored state: %w", subject, err)
 		}
 	}
-	storedItems, storedContrib := agg.Items(), contributionsOf(agg)
+	storedItems, storedContrib := itemsOf(agg), contributionsOf(agg)
 	oldContrib := ret.contributions(storedContrib)
 	oldItemList, _ := ret.items(storedItems)
 	oldItems := map[string]map[string]types.AttributeValue{}
@@ -297,8 +298,13 @@ func fold(subject string, stored StoredState, inputs []Input, ret retention) (pl
 	applied := stored.Applied
 	if !stored.HasApplied {
 		// Written before applied contributions were recorded: what the
-		// state contributes now is the best knowledge of what was applied.
+		// state contributes now is the best knowledge of what was applied,
+		// with what an older projector applied for it to rows the
+		// aggregate no longer moves.
 		applied = oldContrib
+		if lc, ok := agg.(legacyContributor); ok {
+			applied = append(slices.Clip(applied), lc.legacyContributions()...)
+		}
 	}
 	arrived := inputs
 	inputs, late := ret.applyInTime(agg, inputs, storedItems, storedContrib)
@@ -340,7 +346,7 @@ func fold(subject string, stored StoredState, inputs []Input, ret retention) (pl
 	if err != nil {
 		return plan{}, fmt.Errorf("projector: %s: %w", subject, err)
 	}
-	items, expired := ret.items(agg.Items())
+	items, expired := ret.items(itemsOf(agg))
 	for _, it := range items {
 		if _, err := checkSize(it.Table+" item of "+subject, it.Item); err != nil {
 			return plan{}, err
@@ -396,6 +402,11 @@ func itemVersion(st StoredState, id string) int64 {
 	return st.Version
 }
 
+// legacyContributor is an aggregate whose older projectors moved counter
+// rows it no longer moves (a job's run summary row, now summed on read from
+// its run job items).
+type legacyContributor interface{ legacyContributions() []Contribution }
+
 // contributionsOf returns an aggregate's contributions through the test hook.
 func contributionsOf(agg Aggregate) []Contribution {
 	c := agg.Contributions()
@@ -404,6 +415,19 @@ func contributionsOf(agg Aggregate) []Contribution {
 	}
 	return c
 }
+
+// itemsOf returns an aggregate's items through the test hook.
+func itemsOf(agg Aggregate) []Item {
+	it := agg.Items()
+	if itemsHook != nil {
+		it = itemsHook(agg, it)
+	}
+	return it
+}
+
+// itemsHook, when set (tests only), rewrites every aggregate's items: with
+// contributionsHook, a stand-in for a projector of another version.
+var itemsHook func(Aggregate, []Item) []Item
 
 // contributionsHook, when set (tests only), rewrites every aggregate's
 // contributions: a stand-in for a deploy that changes the counting rules.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/streamfold/streamfold/ingest/simulate"
 	"github.com/streamfold/streamfold/internal/awsclient"
 	"github.com/streamfold/streamfold/internal/laptop/testclock"
@@ -254,6 +255,25 @@ func (w *world) memItems(table string) []map[string]any {
 	var out []map[string]any
 	for _, it := range w.mem.Items(table) {
 		out = append(out, Plain(it))
+	}
+	return out
+}
+
+// memRuns returns the run summaries of the in-memory projection, as Run
+// reads them: each run's shares in workflow-runs, summed.
+func (w *world) memRuns(t *testing.T) []map[string]any {
+	t.Helper()
+	var items []map[string]types.AttributeValue
+	for _, it := range w.mem.Items(schema.TableWorkflowRuns) {
+		items = append(items, it)
+	}
+	sums, err := schema.SummarizeRuns(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, s := range sums {
+		out = append(out, Plain(s))
 	}
 	return out
 }

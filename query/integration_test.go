@@ -377,7 +377,7 @@ func TestJobsIntegration(t *testing.T) {
 			runs[k] = append(runs[k], j)
 		}
 		rows := map[string]map[string]any{}
-		for _, r := range w.memItems(schema.TableWorkflowRuns) {
+		for _, r := range w.memRuns(t) {
 			rows[str(r, "pk")] = r
 		}
 		complete, incomplete := 0, 0

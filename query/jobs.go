@@ -220,22 +220,26 @@ func (c *Client) repoStats(ctx context.Context, base *dynamodb.QueryInput) (Repo
 // RunView is a workflow run: its summary row, its jobs and whether it is
 // complete.
 type RunView struct {
-	// Run is the workflow-runs summary row (total_jobs, completed_jobs,
-	// failed_jobs, success_jobs, status, conclusion), nil when the
-	// projector has not written it.
+	// Run is the run's summary (total_jobs, completed_jobs, failed_jobs,
+	// success_jobs, waiting_jobs, status, conclusion), summed from its
+	// jobs' shares in the workflow-runs table (schema.SummarizeRun); nil
+	// when no job of the run has been projected with its run.
 	Run map[string]any `json:"run"`
 	// Jobs are the run's jobs in created_at order (GSI3).
 	Jobs []map[string]any `json:"jobs"`
 	// Complete is true when the run has jobs, every one is completed, and
 	// the summary row (when present) counts as many completed jobs as jobs.
 	Complete bool `json:"complete"`
-	// Truncated is true when the run had more than Config.MaxReadItems jobs.
+	// Truncated is true when the run had more than Config.MaxReadItems jobs
+	// (then the summary too counts only the shares read).
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// Run returns a run's summary row and its jobs (GSI3: [installation_id,
-// run_id, run_attempt] / created_at, every page) and says whether it is
-// complete (seed 003's "check if workflow run complete").
+// Run returns a run's summary (one Query of the run's partition of
+// workflow-runs, every page: its jobs' shares, summed) and its jobs (GSI3:
+// [installation_id, run_id, run_attempt] / created_at, every page) and
+// says whether it is complete (seed 003's "check if workflow run
+// complete").
 func (c *Client) Run(ctx context.Context, installation, runID, attempt int64) (RunView, error) {
 	switch {
 	case installation < 0:
@@ -246,9 +250,13 @@ func (c *Client) Run(ctx context.Context, installation, runID, attempt int64) (R
 		return RunView{}, invalid("attempt", "must be a positive integer")
 	}
 	key := schema.RunKey(installation, runID, attempt)
-	run, err := c.getItem(ctx, "run "+key, schema.TableWorkflowRuns, map[string]types.AttributeValue{"pk": avS(key), "sk": avS("v")})
-	if err != nil && !isNotFound(err) {
+	shares, sharesTruncated, err := c.all(ctx, "run "+key, c.queryInput(schema.TableWorkflowRuns, "", newCond().eq("pk", avS(key)), nil, true), c.cfg.MaxReadItems)
+	if err != nil {
 		return RunView{}, err
+	}
+	run, err := schema.SummarizeRun(shares)
+	if err != nil {
+		return RunView{}, fmt.Errorf("query: run %s: %w", key, err)
 	}
 	k := newCond().eq("installation_id", avN(installation)).eq("run_id", avN(runID)).eq("run_attempt", avN(attempt))
 	items, truncated, err := c.all(ctx, "run jobs", c.queryInput(schema.TableWorkflowJobs, "GSI3", k, nil, true), c.cfg.MaxReadItems)
@@ -263,6 +271,7 @@ func (c *Client) Run(ctx context.Context, installation, runID, attempt int64) (R
 		return RunView{}, fmt.Errorf("query: run %s: %w", key, err)
 	}
 	order := stableOrder(jobs, func(a, b schema.JobItem) bool { return a.CreatedAt < b.CreatedAt })
+	truncated = truncated || sharesTruncated
 	out := RunView{Run: Plain(run), Jobs: make([]map[string]any, len(order)), Truncated: truncated}
 	out.Complete = len(jobs) > 0 && !truncated
 	for i, j := range order {

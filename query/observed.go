@@ -82,11 +82,12 @@ func (s *Span) widen(v string) {
 }
 
 // Observed reads what the data holds (see Observed). Its cost does not grow
-// with the data: one Scan of the workflow-runs table, bounded to
-// ObservedRunSample items and projecting installation_id, repo_full_name
-// and status (the only Scan of the package: no index lists installations;
-// a run summary is a few hundred bytes, so the sample is some 40 read units
-// at most); two Queries of one item (oldest and newest) per execution
+// with the data: one Scan of the workflow-runs table (the jobs' shares of
+// their runs' summaries, summed per run), bounded to ObservedRunSample
+// items and projecting the keys, installation_id, repo_full_name and the
+// counters status derives from (the only Scan of the package: no index
+// lists installations; a share is about 200 bytes, so the sample is some
+// 25 read units at most); two Queries of one item (oldest and newest) per execution
 // status on StatusDateIndex and per message stage on
 // stage-created_date-index (times the shards of a sharded index); one
 // Query of one item per workflow type for the newest metrics row.
@@ -128,13 +129,19 @@ func (c *Client) sampleRuns(ctx context.Context, scanner ScanAPI, out *Observed)
 	res, err := scanner.Scan(ctx, &dynamodb.ScanInput{
 		TableName:                aws.String(c.naming.Table(schema.TableWorkflowRuns)),
 		Limit:                    aws.Int32(ObservedRunSample),
-		ProjectionExpression:     aws.String("#i, #r, #s"),
-		ExpressionAttributeNames: map[string]string{"#i": "installation_id", "#r": "repo_full_name", "#s": "status"},
+		ProjectionExpression:     aws.String("#pk, #sk, #i, #r, #t, #c, #w"),
+		ExpressionAttributeNames: map[string]string{"#pk": "pk", "#sk": "sk", "#i": "installation_id", "#r": "repo_full_name", "#t": "total_jobs", "#c": "completed_jobs", "#w": "waiting_jobs"},
 	})
 	if err != nil {
 		return fmt.Errorf("query: observed: sample runs: %w", err)
 	}
-	runs, err := decodeItems[schema.RunItem](res.Items)
+	// The items are jobs' shares of their runs' summaries: a run's status
+	// is the one its shares in the sample sum to.
+	sums, err := schema.SummarizeRuns(res.Items)
+	if err != nil {
+		return fmt.Errorf("query: observed: sample runs: %w", err)
+	}
+	runs, err := decodeItems[schema.RunItem](sums)
 	if err != nil {
 		return fmt.Errorf("query: observed: sample runs: %w", err)
 	}

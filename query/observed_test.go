@@ -27,7 +27,7 @@ func TestObservedWithoutScan(t *testing.T) {
 // projection folded in memory holds them.
 func TestObservedIntegration(t *testing.T) {
 	w := loadWorld(t)
-	runs := w.memItems(schema.TableWorkflowRuns)
+	runs := w.memRuns(t)
 	if len(runs) == 0 || len(runs) >= ObservedRunSample {
 		t.Fatalf("the workload has %d runs; the test wants some, fewer than the sample %d", len(runs), ObservedRunSample)
 	}

@@ -70,10 +70,10 @@ type JobItem struct {
 	TTL int64 `dynamodbav:"ttl,omitempty" json:"ttl,omitempty"`
 }
 
-// RunItem is a workflow run's summary row of the workflow-runs table (pk
-// RunKey(installation, run, attempt), sk "v"): a counter row the projector
-// writes whole from its jobs' contributions. A counter never added to is
-// absent (0).
+// RunItem is a workflow run's summary (seed 003's workflow_runs item, pk
+// RunKey(installation, run, attempt), sk RunSummarySK) as readers get it:
+// the sum of its jobs' shares (RunJobItem), SummarizeRun. A counter that
+// sums to 0 is absent.
 type RunItem struct {
 	PK             string `dynamodbav:"pk" json:"pk"`
 	SK             string `dynamodbav:"sk" json:"sk"`

@@ -11,7 +11,8 @@ func JobKey(installation, job int64) string {
 	return strconv.FormatInt(installation, 10) + "#" + strconv.FormatInt(job, 10)
 }
 
-// RunKey is the partition key of a workflow-runs summary row (seed 003):
+// RunKey is the partition key of a run's items in workflow-runs (seed 003;
+// its jobs' shares of its summary, see SummarizeRun):
 // "<installation>#<run id>#<run attempt>".
 func RunKey(installation, run, attempt int64) string {
 	return JobKey(installation, run) + "#" + strconv.FormatInt(attempt, 10)

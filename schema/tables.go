@@ -125,7 +125,7 @@ var tables = []Table{
 	},
 	{
 		Logical: TableWorkflowRuns,
-		Doc:     "Seed 003 workflow_runs: run summaries (total, completed and failed jobs, status, conclusion).",
+		Doc:     "Seed 003 workflow_runs: each job's share of its run's summary (sk job#<id>), summed on read into the run summary (total, completed and failed jobs, status, conclusion).",
 		Hash:    s("pk"), Range: sp("sk"),
 		TTLAttribute: "ttl", TTLDays: 90,
 	},

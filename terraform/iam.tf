@@ -268,9 +268,9 @@ data "aws_iam_policy_document" "api" {
     resources = local.projection_index_arns
   }
 
-  # GET /api/vocabulary/data (query.Client.Observed): one Scan of the run
-  # summaries, bounded to 1,000 items, for the installations and
-  # repositories the dashboard offers (docs/api.md).
+  # GET /api/vocabulary/data (query.Client.Observed): one Scan of the jobs'
+  # shares of their runs' summaries, bounded to 1,000 items, for the
+  # installations and repositories the dashboard offers (docs/api.md).
   statement {
     sid       = "SampleRuns"
     actions   = ["dynamodb:Scan"]

@@ -3,6 +3,8 @@ package rebuild
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -91,14 +93,8 @@ func (d *DynamoLive) Rows(ctx context.Context, kind RowKind) ([]map[string]types
 	if err != nil {
 		return nil, err
 	}
-	var out []map[string]types.AttributeValue
-	keep := func(items []map[string]types.AttributeValue) {
-		for _, it := range items {
-			if kind.Matches(it) {
-				out = append(out, it)
-			}
-		}
-	}
+	var all []map[string]types.AttributeValue
+	keep := func(items []map[string]types.AttributeValue) { all = append(all, items...) }
 	for _, r := range rs {
 		if r.scan != nil {
 			p := dynamodb.NewScanPaginator(d.api, r.scan)
@@ -120,7 +116,7 @@ func (d *DynamoLive) Rows(ctx context.Context, kind RowKind) ([]map[string]types
 			keep(page.Items)
 		}
 	}
-	return out, nil
+	return kind.Rows(all)
 }
 
 // storeLive reads rows from a MemStore.
@@ -131,11 +127,10 @@ type storeLive struct{ m *projector.MemStore }
 func StoreLive(m *projector.MemStore) Live { return storeLive{m} }
 
 func (s storeLive) Rows(_ context.Context, kind RowKind) ([]map[string]types.AttributeValue, error) {
-	var out []map[string]types.AttributeValue
-	for _, it := range s.m.Items(kind.Table) {
-		if kind.Matches(it) {
-			out = append(out, it)
-		}
+	items := s.m.Items(kind.Table)
+	all := make([]map[string]types.AttributeValue, 0, len(items))
+	for _, id := range slices.Sorted(maps.Keys(items)) {
+		all = append(all, items[id])
 	}
-	return out, nil
+	return kind.Rows(all)
 }

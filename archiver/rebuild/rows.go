@@ -33,11 +33,31 @@ type RowKind struct {
 	Derived map[string]float64
 
 	match func(map[string]types.AttributeValue) bool
+	// summarize, when set, makes the kind's rows from the items of its
+	// table that match (run summaries: schema.SummarizeRuns of the jobs'
+	// shares); nil: the items are the rows.
+	summarize func([]map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error)
 }
 
-// Matches reports whether an item of the kind's table is one of its rows.
+// Matches reports whether an item of the kind's table is one of its rows
+// (or, for a kind that sums items into rows, one of the items it sums).
 func (k RowKind) Matches(item map[string]types.AttributeValue) bool {
 	return k.match == nil || k.match(item)
+}
+
+// Rows returns the kind's rows among items of its table: those that match,
+// summed into rows for a kind that sums (run summaries).
+func (k RowKind) Rows(items []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	for _, it := range items {
+		if k.Matches(it) {
+			out = append(out, it)
+		}
+	}
+	if k.summarize == nil {
+		return out, nil
+	}
+	return k.summarize(out)
 }
 
 func strAttr(item map[string]types.AttributeValue, name string) string {
@@ -63,8 +83,11 @@ func RowKinds() []RowKind {
 			},
 		},
 		{
+			// Summed from the jobs' shares (and an older projector's
+			// summary row) by schema.SummarizeRuns, which also derives
+			// status and conclusion: compared as they come.
 			Name: KindRunSummaries, Table: schema.TableWorkflowRuns, Population: "total_jobs",
-			Derived: map[string]float64{"status": 0, "conclusion": 0},
+			summarize: schema.SummarizeRuns,
 		},
 	}
 }

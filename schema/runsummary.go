@@ -1,0 +1,217 @@
+package schema
+
+import (
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// A run's summary (seed 003's workflow_runs item) is not stored as one row
+// that every job event rewrites. Each job keeps its own share of it, a
+// RunJobItem in the run's partition of the workflow-runs table (pk
+// RunKey, sk RunJobSK(job)), written with the job's other items; the
+// summary is their sum, computed by SummarizeRun when it is read (one Query
+// of the partition). docs/decisions.md, "Run summaries summed on read",
+// says why.
+
+// RunSummarySK is the sort key of a run's summary, and of the one summary
+// row per run that projectors before run job items wrote (its counters
+// still count the jobs not projected since; SummarizeRun adds them).
+const RunSummarySK = "v"
+
+// runJobSKPrefix starts the sort key of a run job item.
+const runJobSKPrefix = "job#"
+
+// RunJobSK is the sort key of a job's share of its run's summary:
+// "job#<job id>".
+func RunJobSK(job int64) string { return runJobSKPrefix + strconv.FormatInt(job, 10) }
+
+// RunJobItem is one job's share of its run's summary, owned by the job:
+// its counters are 0 or 1 (TotalJobs always 1), its attributes are the
+// run's own as the job knows them, and its ttl is the job's expiry rounded
+// up to the next UTC midnight, so that the partition expires with the last
+// of its jobs.
+type RunJobItem struct {
+	PK             string `dynamodbav:"pk" json:"pk"`
+	SK             string `dynamodbav:"sk" json:"sk"`
+	InstallationID int64  `dynamodbav:"installation_id" json:"installation_id"`
+	RunID          int64  `dynamodbav:"run_id" json:"run_id"`
+	RunAttempt     int64  `dynamodbav:"run_attempt" json:"run_attempt"`
+	JobID          int64  `dynamodbav:"job_id" json:"job_id"`
+	RepoFullName   string `dynamodbav:"repo_full_name,omitempty" json:"repo_full_name,omitempty"`
+	WorkflowName   string `dynamodbav:"workflow_name,omitempty" json:"workflow_name,omitempty"`
+	HeadSHA        string `dynamodbav:"head_sha,omitempty" json:"head_sha,omitempty"`
+	HeadBranch     string `dynamodbav:"head_branch,omitempty" json:"head_branch,omitempty"`
+	TotalJobs      int64  `dynamodbav:"total_jobs" json:"total_jobs"`
+	CompletedJobs  int64  `dynamodbav:"completed_jobs,omitempty" json:"completed_jobs,omitempty"`
+	SuccessJobs    int64  `dynamodbav:"success_jobs,omitempty" json:"success_jobs,omitempty"`
+	FailedJobs     int64  `dynamodbav:"failed_jobs,omitempty" json:"failed_jobs,omitempty"`
+	WaitingJobs    int64  `dynamodbav:"waiting_jobs,omitempty" json:"waiting_jobs,omitempty"`
+	TTL            int64  `dynamodbav:"ttl,omitempty" json:"ttl,omitempty"`
+}
+
+// runCounters are the counters a summary sums, in RunItem's order.
+var runCounters = []string{"total_jobs", "completed_jobs", "success_jobs", "failed_jobs", "waiting_jobs"}
+
+// runAttrs are the run's own attributes a summary takes from its jobs.
+var runAttrs = []string{"repo_full_name", "workflow_name", "head_sha", "head_branch"}
+
+// SummarizeRun returns the summary (a RunItem, sk RunSummarySK) of the
+// items of one run's partition: its RunJobItems and the summary row of an
+// older projector, if any. Counters are summed; each of the run's own
+// attributes is the value of the job with the greatest id that has it
+// (GitHub numbers jobs in creation order, so: the latest job's), else the
+// older row's; ttl is the greatest; status and conclusion are derived from
+// the counters as seed 003 defines them (DeriveRunStatus). A counter that
+// sums to 0 is absent. It returns nil when no job counts (no items, or an
+// older row whose jobs have all moved to their own items).
+//
+// It is a pure function of the set of items: their order does not matter.
+func SummarizeRun(items []map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	var sum RunItem
+	counts := make(map[string]int64, len(runCounters))
+	attrJob := map[string]int64{} // the job id an attribute was taken from; -1: the older row
+	attrs := map[string]string{}
+	for _, it := range items {
+		pk, sk := strAttrOf(it, "pk"), strAttrOf(it, "sk")
+		if sum.PK == "" {
+			sum.PK = pk
+		} else if pk != sum.PK {
+			return nil, fmt.Errorf("schema: run summary of %s: item of another run %q", sum.PK, pk)
+		}
+		job := int64(-1)
+		if id, ok := strings.CutPrefix(sk, runJobSKPrefix); ok {
+			n, err := strconv.ParseInt(id, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("schema: run summary of %s: sort key %q: %w", pk, sk, err)
+			}
+			job = n
+		} else if sk != RunSummarySK {
+			return nil, fmt.Errorf("schema: run summary of %s: unknown sort key %q", pk, sk)
+		}
+		for _, name := range runCounters {
+			n, err := intAttr(it, name)
+			if err != nil {
+				return nil, fmt.Errorf("schema: run summary of %s, item %s: %w", pk, sk, err)
+			}
+			counts[name] += n
+		}
+		for _, name := range []string{"installation_id", "run_id", "run_attempt"} {
+			if n, err := intAttr(it, name); err == nil && n > 0 {
+				switch name {
+				case "installation_id":
+					sum.InstallationID = n
+				case "run_id":
+					sum.RunID = n
+				case "run_attempt":
+					sum.RunAttempt = n
+				}
+			}
+		}
+		for _, name := range runAttrs {
+			v := strAttrOf(it, name)
+			if from, have := attrJob[name]; v == "" || have && from > job {
+				continue
+			}
+			attrs[name], attrJob[name] = v, job
+		}
+		if ttl, ok := TTLOf(it); ok && ttl > sum.TTL {
+			sum.TTL = ttl
+		}
+	}
+	if counts["total_jobs"] <= 0 {
+		return nil, nil
+	}
+	sum.SK = RunSummarySK
+	sum.RepoFullName, sum.WorkflowName = attrs["repo_full_name"], attrs["workflow_name"]
+	sum.HeadSHA, sum.HeadBranch = attrs["head_sha"], attrs["head_branch"]
+	sum.TotalJobs, sum.CompletedJobs, sum.SuccessJobs = counts["total_jobs"], counts["completed_jobs"], counts["success_jobs"]
+	sum.FailedJobs, sum.WaitingJobs = counts["failed_jobs"], counts["waiting_jobs"]
+	sum.Status, sum.Conclusion = DeriveRunStatus(sum.TotalJobs, sum.CompletedJobs, sum.FailedJobs, sum.WaitingJobs)
+	out, err := attributevalue.MarshalMap(sum)
+	if err != nil {
+		return nil, err
+	}
+	// The run's ids are always present, 0 included (GHES installation 0).
+	for name, v := range map[string]int64{"installation_id": sum.InstallationID, "run_id": sum.RunID, "run_attempt": sum.RunAttempt} {
+		out[name] = &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+	}
+	return out, nil
+}
+
+// SummarizeRuns groups items of the workflow-runs table by run (pk) and
+// returns each run's summary (SummarizeRun), ordered by pk; runs whose
+// jobs all sum to nothing are left out.
+func SummarizeRuns(items []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	byRun := map[string][]map[string]types.AttributeValue{}
+	for _, it := range items {
+		pk := strAttrOf(it, "pk")
+		byRun[pk] = append(byRun[pk], it)
+	}
+	keys := make([]string, 0, len(byRun))
+	for k := range byRun {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []map[string]types.AttributeValue
+	for _, k := range keys {
+		s, err := SummarizeRun(byRun[k])
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// DeriveRunStatus is seed 003's run status and conclusion from its job
+// counters: completed (conclusion failure if a job failed, else success)
+// once every job completed; waiting while every job not completed waits
+// for a deployment's approval; else in_progress (no conclusion).
+func DeriveRunStatus(total, completed, failed, waiting int64) (status, conclusion string) {
+	switch {
+	case total > 0 && total == completed:
+		if failed > 0 {
+			return "completed", "failure"
+		}
+		return "completed", "success"
+	case waiting > 0 && total-completed == waiting:
+		return "waiting", ""
+	}
+	return "in_progress", ""
+}
+
+func strAttrOf(item map[string]types.AttributeValue, name string) string {
+	if s, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
+}
+
+// intAttr reads a whole number attribute (0 when absent). An older summary
+// row's counters were written as exact decimals of scale 0.
+func intAttr(item map[string]types.AttributeValue, name string) (int64, error) {
+	v, ok := item[name]
+	if !ok {
+		return 0, nil
+	}
+	n, isN := v.(*types.AttributeValueMemberN)
+	if !isN {
+		return 0, fmt.Errorf("%s is not a number", name)
+	}
+	if i, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+		return i, nil
+	}
+	r, ok := new(big.Rat).SetString(n.Value)
+	if !ok || !r.IsInt() || !r.Num().IsInt64() {
+		return 0, fmt.Errorf("%s holds %q, not a whole number", name, n.Value)
+	}
+	return r.Num().Int64(), nil
+}
