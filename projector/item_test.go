@@ -23,6 +23,8 @@ func itemShape(table string, item map[string]types.AttributeValue) any {
 		return &schema.JobItem{}
 	case schema.TableDeployments:
 		return &schema.DeploymentItem{}
+	case schema.TableWorkflowRuns:
+		return &schema.RunJobItem{}
 	case schema.TableWorkflows:
 		e, _ := item["entityType"].(*types.AttributeValueMemberS)
 		if e == nil {

@@ -19,10 +19,8 @@ func TestJobFold(t *testing.T) {
 	for i, e := range evs {
 		f.Apply(e.E, e.P)
 		_, items, _ := foldOne(t, evs[:i+1]...)
-		if len(items) != 1 || items[0].Table != schema.TableWorkflowJobs {
-			t.Fatalf("after %s: aggregate items = %v, want one workflow-jobs item", e.E.ID, items)
-		}
-		got, want := foldAttrs(f.Item()), foldAttrs(items[0].Item)
+		job, _ := jobItems(t, items)
+		got, want := foldAttrs(f.Item()), foldAttrs(job)
 		if len(got) == 0 || !reflect.DeepEqual(got, want) {
 			t.Fatalf("after %s: Item() = %v, want %v", e.E.ID, got, want)
 		}

@@ -33,20 +33,7 @@ func TestUpgradeFromRunSummaryRows(t *testing.T) {
 	}
 	ctx := context.Background()
 	const runPK = "12345#54321#1"
-	summary := func(m *projector.MemStore) map[string]types.AttributeValue {
-		t.Helper()
-		var items []map[string]types.AttributeValue
-		for _, it := range m.Items(schema.TableWorkflowRuns) {
-			if it["pk"].(*types.AttributeValueMemberS).Value == runPK {
-				items = append(items, schema.StripInternal(it))
-			}
-		}
-		s, err := schema.SummarizeRun(items)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	summary := func(m *projector.MemStore) map[string]types.AttributeValue { return memRunSummary(t, m, runPK) }
 	project := func(p *projector.Projector, batch []schema.Event) {
 		t.Helper()
 		if out := p.Project(ctx, inputsOf(t, batch...)); len(out.Failed)+len(out.Poison) > 0 {
