@@ -180,7 +180,9 @@ func numAttr(it map[string]types.AttributeValue, name string) int64 {
 	return 0
 }
 
-// stateItem renders a state for the aggregates table.
+// stateItem renders a state for the aggregates table: the envelope's JSON
+// as is when the item then fits one write unit (the least a write costs, so
+// compressing could save nothing), else compressed (see envelope.go).
 func stateItem(p StatePut) (map[string]types.AttributeValue, error) {
 	if p.rendered != nil {
 		return p.rendered, nil
@@ -189,11 +191,15 @@ func stateItem(p StatePut) (map[string]types.AttributeValue, error) {
 	if err != nil {
 		return nil, err
 	}
+	state := &types.AttributeValueMemberB{Value: env}
 	it := map[string]types.AttributeValue{
 		"subject": avS(p.Subject),
 		"kind":    avS(string(p.Kind)),
-		"state":   &types.AttributeValueMemberB{Value: env},
+		"state":   state,
 		"version": avN(p.Version),
+	}
+	if ItemSize(it) > schema.WriteUnitBytes {
+		state.Value = compressState(env)
 	}
 	if _, err := checkSize("state of "+p.Subject, it); err != nil {
 		return nil, err
