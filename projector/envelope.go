@@ -17,13 +17,18 @@ import (
 // fold as JSON, the counter contributions that were applied for it, and the
 // state version each of its items was last written from.
 //
-// The frame is the envelope's version: states are compressed with the
-// dictionary StateDictionary (trained on states, zdict/<id>.zdict) at
-// zstd's fastest level, without a checksum, and the frame header names the
-// dictionary. States written before it existed are frames without a
-// dictionary (zstd's default level, with a checksum); the decoder reads
-// both, picking the dictionary by the id the frame declares, so a new
-// dictionary only needs a new file and id (TestOldEnvelopes).
+// The attribute's first byte tells the envelope's version. A state whose
+// item fits one write unit (WriteUnitBytes) with the envelope's JSON as is
+// is stored so (version 2, "raw": the JSON's '{' can never start a zstd
+// frame): compressing it could not make the write cheaper, only cost CPU.
+// Larger states are zstd frames, and the frame is the version: states are
+// compressed with the dictionary StateDictionary (trained on states,
+// zdict/<id>.zdict) at zstd's fastest level, without a checksum, and the
+// frame header names the dictionary (version 1). States written before it
+// existed are frames without a dictionary (zstd's default level, with a
+// checksum; version 0); the decoder reads all three, picking the
+// dictionary by the id the frame declares, so a new dictionary only needs
+// a new file and id (TestOldEnvelopes).
 //
 // Applied contributions are what makes an upgrade safe: the next change of
 // the aggregate writes contributions(new state) minus what was *applied*,
@@ -84,8 +89,18 @@ func compressState(state []byte) []byte {
 	return enc.EncodeAll(state, make([]byte, 0, len(state)/3+16))
 }
 
-// decompressState undoes compressState.
+// isRawEnvelope reports whether a stored state is the envelope's JSON as
+// is (version 2) rather than a zstd frame, whose magic number starts with
+// 0x28 (a skippable frame's with 0x5?), never with the JSON's '{'.
+func isRawEnvelope(b []byte) bool { return len(b) > 0 && b[0] == '{' }
+
+// decompressState returns the envelope's JSON of a stored state: a raw
+// envelope as is, a zstd frame (compressState's, or an older encoder's)
+// decompressed.
 func decompressState(b []byte) ([]byte, error) {
+	if isRawEnvelope(b) {
+		return b, nil
+	}
 	_, dec := codecs()
 	return dec.DecodeAll(b, nil)
 }
@@ -147,7 +162,8 @@ type envelope struct {
 	Items   map[string]int64 `json:"i,omitempty"`
 }
 
-// encodeEnvelope renders a state for storage (compressed).
+// encodeEnvelope renders a state's envelope JSON (stateItem stores it raw
+// or compressed).
 func encodeEnvelope(st StoredState) ([]byte, error) {
 	rows, err := appliedRows(st.Applied)
 	if err != nil {
@@ -157,7 +173,7 @@ func encodeEnvelope(st StoredState) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("projector: encode state of %s: %w", st.Subject, err)
 	}
-	return compressState(b), nil
+	return b, nil
 }
 
 // marshalEnvelope is json.Marshal(envelope{...}) without its second pass

@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/streamfold/streamfold/schema"
 )
 
 // TestMarshalEnvelope: marshalEnvelope writes exactly the bytes
@@ -49,58 +52,88 @@ func mustMarshal(t *testing.T, v any) json.RawMessage {
 	return b
 }
 
-// TestOldEnvelopes: states written before the state dictionary (frames
-// without a dictionary, testdata/envelope/v0-<kind>.zst, from the encoder of
-// that time, with the envelope JSON they hold beside them) decode to the
-// same state, and re-encoded they name StateDictionary, decode to the same
-// envelope and are no larger.
+// TestOldEnvelopes: stored states of every envelope version, as the
+// encoder of their time wrote them (testdata/envelope/v<N>-<kind>.zst or
+// .raw, with the envelope JSON they hold beside them), decode to that JSON;
+// stored again (stateItem), they decode to the same JSON, small ones raw
+// and the others compressed with StateDictionary, never in more bytes than
+// before. Versions: 0, zstd frames without a dictionary (one of each of
+// the 4 kinds); 1, frames of dictionary StateDictionary; 2, the JSON as is.
 func TestOldEnvelopes(t *testing.T) {
-	frames, err := filepath.Glob(filepath.Join("testdata", "envelope", "v0-*.zst"))
+	frames, err := filepath.Glob(filepath.Join("testdata", "envelope", "v*-*.*"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(frames) < 4 {
-		t.Fatalf("want an old envelope of each of the 4 kinds, found %v", frames)
+	tests := map[string]struct {
+		dict uint32 // the dictionary the frame names
+		raw  bool   // stored as JSON, not a frame
+	}{
+		"v0": {dict: 0},
+		"v1": {dict: StateDictionary},
+		"v2": {raw: true},
 	}
+	count := map[string]int{}
 	for _, path := range frames {
+		if strings.HasSuffix(path, ".json") {
+			continue
+		}
+		version, _, _ := strings.Cut(filepath.Base(path), "-")
+		count[version]++
 		t.Run(filepath.Base(path), func(t *testing.T) {
+			tt, ok := tests[version]
+			if !ok {
+				t.Fatalf("unknown envelope version %q", version)
+			}
 			old, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := os.ReadFile(strings.TrimSuffix(path, ".zst") + ".json")
+			want, err := os.ReadFile(strings.TrimSuffix(path, filepath.Ext(path)) + ".json")
 			if err != nil {
 				t.Fatal(err)
 			}
 			want = bytes.TrimSuffix(want, []byte("\n"))
-			if id := frameDict(t, old); id != 0 {
-				t.Fatalf("old frame names dictionary %d, want none", id)
+			switch {
+			case tt.raw != isRawEnvelope(old):
+				t.Fatalf("raw = %v, want %v", isRawEnvelope(old), tt.raw)
+			case !tt.raw && frameDict(t, old) != tt.dict:
+				t.Fatalf("frame names dictionary %d, want %d", frameDict(t, old), tt.dict)
 			}
-			st := StoredState{Subject: "s"}
+			st := StoredState{Subject: "s", Kind: "k", Version: 1}
 			if err := decodeEnvelope(old, &st); err != nil {
 				t.Fatal(err)
 			}
 			if got := envelopeJSON(t, st); !bytes.Equal(got, want) {
 				t.Fatalf("decoded envelope:\n got %s\nwant %s", got, want)
 			}
-			cur, err := encodeEnvelope(st)
+			it, err := stateItem(StatePut{StoredState: st})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if id := frameDict(t, cur); id != StateDictionary {
-				t.Errorf("new frame names dictionary %d, want %d", id, StateDictionary)
+			cur := it["state"].(*types.AttributeValueMemberB).Value
+			rawSize := ItemSize(it) - len(cur) + len(want) // the item with the JSON as is
+			if small := rawSize <= schema.WriteUnitBytes; isRawEnvelope(cur) != small {
+				t.Errorf("stored again raw = %v; as JSON the item is %d bytes", isRawEnvelope(cur), rawSize)
 			}
-			if len(cur) > len(old) {
-				t.Errorf("new frame %d bytes, old %d", len(cur), len(old))
+			if !isRawEnvelope(cur) {
+				if id := frameDict(t, cur); id != StateDictionary {
+					t.Errorf("new frame names dictionary %d, want %d", id, StateDictionary)
+				}
+				if len(cur) > len(old) {
+					t.Errorf("new frame %d bytes, old %d", len(cur), len(old))
+				}
 			}
 			again := StoredState{Subject: "s"}
 			if err := decodeEnvelope(cur, &again); err != nil {
 				t.Fatal(err)
 			}
 			if got := envelopeJSON(t, again); !bytes.Equal(got, want) {
-				t.Fatalf("re-encoded envelope:\n got %s\nwant %s", got, want)
+				t.Fatalf("stored again:\n got %s\nwant %s", got, want)
 			}
 		})
+	}
+	if count["v0"] < 4 || count["v1"] < 1 || count["v2"] < 1 {
+		t.Fatalf("want old envelopes of version 0 (each of the 4 kinds), 1 and 2, found %v", count)
 	}
 }
 

@@ -79,7 +79,7 @@ func (m *MemStore) LoadRows(_ context.Context, rows []RowRef, _ bool) (map[strin
 }
 
 func copyItem(it map[string]types.AttributeValue) map[string]types.AttributeValue {
-	cp := make(map[string]types.AttributeValue, len(it))
+	cp := make(map[string]types.AttributeValue, len(it)+2) // room for the attributes a store adds
 	for k, v := range it {
 		cp[k] = v
 	}

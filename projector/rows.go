@@ -175,20 +175,30 @@ func nextRow(table string, cur map[string]types.AttributeValue, d Contribution) 
 // plan whose delta makes a row too large is the one refused. It returns
 // the plans to commit and, by subject, the ones refused.
 func dropOversizeRows(part []plan, rows map[string]Row) ([]plan, map[string]error) {
-	merged := map[string]*Contribution{}
+	deltas := map[string][]Contribution{}
 	for _, pl := range part {
 		for _, d := range pl.deltas {
-			acc, ok := merged[d.RowID()]
-			if !ok {
-				acc = &Contribution{Table: d.Table, Key: d.Key}
-				merged[d.RowID()] = acc
-			}
-			mergeRowDelta(acc, d)
+			deltas[d.RowID()] = append(deltas[d.RowID()], d)
 		}
 	}
+	merge := func(ds []Contribution) Contribution {
+		acc := Contribution{Table: ds[0].Table, Key: ds[0].Key}
+		for _, d := range ds {
+			mergeRowDelta(&acc, d)
+		}
+		return acc
+	}
 	var over []string
-	for _, id := range sortedKeys(merged) {
-		if rowBound(rows[id], *merged[id]) > MaxItemBytes && rowTooLarge(rows[id], *merged[id]) != nil {
+	for _, id := range sortedKeys(deltas) {
+		// A row's one delta (the usual case) bounds the row without
+		// merging: merged, it has the same key, counters and attributes
+		// and at most its stamps, so its bound is no larger.
+		ds := deltas[id]
+		bound := ds[0]
+		if len(ds) > 1 {
+			bound = merge(ds)
+		}
+		if rowBound(rows[id], bound) > MaxItemBytes && rowTooLarge(rows[id], merge(ds)) != nil {
 			over = append(over, id)
 		}
 	}

@@ -180,7 +180,9 @@ func numAttr(it map[string]types.AttributeValue, name string) int64 {
 	return 0
 }
 
-// stateItem renders a state for the aggregates table.
+// stateItem renders a state for the aggregates table: the envelope's JSON
+// as is when the item then fits one write unit (the least a write costs, so
+// compressing could save nothing), else compressed (see envelope.go).
 func stateItem(p StatePut) (map[string]types.AttributeValue, error) {
 	if p.rendered != nil {
 		return p.rendered, nil
@@ -189,11 +191,15 @@ func stateItem(p StatePut) (map[string]types.AttributeValue, error) {
 	if err != nil {
 		return nil, err
 	}
+	state := &types.AttributeValueMemberB{Value: env}
 	it := map[string]types.AttributeValue{
 		"subject": avS(p.Subject),
 		"kind":    avS(string(p.Kind)),
-		"state":   &types.AttributeValueMemberB{Value: env},
+		"state":   state,
 		"version": avN(p.Version),
+	}
+	if ItemSize(it) > schema.WriteUnitBytes {
+		state.Value = compressState(env)
 	}
 	if _, err := checkSize("state of "+p.Subject, it); err != nil {
 		return nil, err
@@ -455,24 +461,32 @@ func (s *DynamoStore) PutItems(ctx context.Context, owner string, version int64,
 		ins[i] = in
 	}
 	errs := make([]error, len(ins))
+	put := func(i int) {
+		s.requests.add(1)
+		_, err := s.api.PutItem(ctx, ins[i])
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			if o, ok := ccf.Item[schema.AttrItemOwner].(*types.AttributeValueMemberS); ok && o.Value != owner {
+				errs[i] = fmt.Errorf("%w: %s item %s belongs to %s, not %s", ErrItemOwned, items[i].Table, keyString(keyOf(items[i].Table, items[i].Item)), o.Value, owner)
+			}
+			return // a newer version is stored: nothing to do
+		}
+		if err != nil {
+			errs[i] = fmt.Errorf("projector: put %s item: %w", items[i].Table, err)
+		}
+	}
+	// Side by side: every put but the first in a goroutine of its own, the
+	// first in this one (a lone item, the usual case, starts none).
 	var wg sync.WaitGroup
-	for i, in := range ins {
+	for i := 1; i < len(ins); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.requests.add(1)
-			_, err := s.api.PutItem(ctx, in)
-			var ccf *types.ConditionalCheckFailedException
-			if errors.As(err, &ccf) {
-				if o, ok := ccf.Item[schema.AttrItemOwner].(*types.AttributeValueMemberS); ok && o.Value != owner {
-					errs[i] = fmt.Errorf("%w: %s item %s belongs to %s, not %s", ErrItemOwned, items[i].Table, keyString(keyOf(items[i].Table, items[i].Item)), o.Value, owner)
-				}
-				return // a newer version is stored: nothing to do
-			}
-			if err != nil {
-				errs[i] = fmt.Errorf("projector: put %s item: %w", items[i].Table, err)
-			}
+			put(i)
 		}()
+	}
+	if len(ins) > 0 {
+		put(0)
 	}
 	wg.Wait()
 	return errors.Join(errs...)

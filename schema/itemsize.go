@@ -82,8 +82,11 @@ func numberSize(s string) int {
 	intPart, frac, _ := strings.Cut(mant, ".")
 	digits := intPart + frac
 	point := len(intPart) // digits before the decimal point
-	if e, err := strconv.Atoi(exp); err == nil {
-		point += e
+	// Most numbers have no exponent, and Atoi("") would allocate its error.
+	if exp != "" {
+		if e, err := strconv.Atoi(exp); err == nil {
+			point += e
+		}
 	}
 	for digits != "" && digits[0] == '0' {
 		digits, point = digits[1:], point-1

@@ -324,12 +324,11 @@ func CheckItem(table string, item map[string]types.AttributeValue) error {
 			break
 		}
 	}
-	for _, name := range sortedAttrNames(item) {
-		if ok {
-			break
-		}
-		if le := checkValue(table+"."+name, item[name], 2); le != nil {
-			return le
+	if !ok {
+		for _, name := range sortedAttrNames(item) {
+			if le := checkValue(table+"."+name, item[name], 2); le != nil {
+				return le
+			}
 		}
 	}
 	if n := ItemSize(item); n > MaxItemBytes {
