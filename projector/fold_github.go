@@ -378,12 +378,11 @@ func (j *JobState) runShare() (schema.RunJobItem, bool) {
 		return schema.RunJobItem{}, false
 	}
 	r := schema.RunJobItem{
-		PK:             schema.RunKey(j.InstallationID, j.RunID, j.RunAttempt),
-		SK:             schema.RunJobSK(j.JobID),
-		InstallationID: j.InstallationID, RunID: j.RunID, RunAttempt: j.RunAttempt, JobID: j.JobID,
-		RepoFullName: lwwStr(j.RepoFullName), WorkflowName: lwwStr(j.WorkflowName),
-		HeadSHA: lwwStr(j.HeadSHA), HeadBranch: lwwStr(j.HeadBranch),
-		TotalJobs: 1,
+		PK: schema.RunKey(j.InstallationID, j.RunID, j.RunAttempt), SK: schema.RunJobSK(j.JobID), JobID: j.JobID,
+		RunAttrs: schema.RunAttrs{InstallationID: j.InstallationID, RunID: j.RunID, RunAttempt: j.RunAttempt,
+			RepoFullName: lwwStr(j.RepoFullName), WorkflowName: lwwStr(j.WorkflowName),
+			HeadSHA: lwwStr(j.HeadSHA), HeadBranch: lwwStr(j.HeadBranch)},
+		RunCounters: schema.RunCounters{TotalJobs: 1},
 	}
 	if j.Status.Known() && j.Status.V == "waiting" {
 		r.WaitingJobs = 1

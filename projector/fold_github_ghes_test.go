@@ -114,7 +114,7 @@ func TestJobGHESFallbacks(t *testing.T) {
 			a, items, _ := foldOne(t, tt.order...)
 			job, share := jobItems(t, items)
 			foldWant(t, job, tt.want)
-			foldWant(t, share, map[string]any{"pk": "0#2202229078#1", "installation_id": 0, "total_jobs": 1})
+			foldWant(t, share, map[string]any{"pk": "0#2202229078#1", "installation_id": nil, "total_jobs": 1})
 			foldRoundTrip(t, projector.KindJob, a)
 			foldCheckKeys(t, a)
 		})

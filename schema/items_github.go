@@ -75,32 +75,40 @@ type JobItem struct {
 // the sum of its jobs' shares (RunJobItem), SummarizeRun. A counter that
 // sums to 0 is absent.
 type RunItem struct {
-	PK             string `dynamodbav:"pk" json:"pk"`
-	SK             string `dynamodbav:"sk" json:"sk"`
-	InstallationID int64  `dynamodbav:"installation_id,omitempty" json:"installation_id,omitempty"`
-	RunID          int64  `dynamodbav:"run_id,omitempty" json:"run_id,omitempty"`
-	RunAttempt     int64  `dynamodbav:"run_attempt,omitempty" json:"run_attempt,omitempty"`
-	// The run's own attributes, each the value with the greatest stamp
-	// among its jobs'.
-	RepoFullName string `dynamodbav:"repo_full_name,omitempty" json:"repo_full_name,omitempty"`
-	WorkflowName string `dynamodbav:"workflow_name,omitempty" json:"workflow_name,omitempty"`
-	HeadSHA      string `dynamodbav:"head_sha,omitempty" json:"head_sha,omitempty"`
-	HeadBranch   string `dynamodbav:"head_branch,omitempty" json:"head_branch,omitempty"`
-	// TotalJobs counts the run's jobs; CompletedJobs the completed ones,
-	// SuccessJobs and FailedJobs those concluded success and failed
-	// (FailedConclusions), WaitingJobs those waiting for a deployment's
-	// approval.
-	TotalJobs     int64 `dynamodbav:"total_jobs,omitempty" json:"total_jobs,omitempty"`
-	CompletedJobs int64 `dynamodbav:"completed_jobs,omitempty" json:"completed_jobs,omitempty"`
-	SuccessJobs   int64 `dynamodbav:"success_jobs,omitempty" json:"success_jobs,omitempty"`
-	FailedJobs    int64 `dynamodbav:"failed_jobs,omitempty" json:"failed_jobs,omitempty"`
-	WaitingJobs   int64 `dynamodbav:"waiting_jobs,omitempty" json:"waiting_jobs,omitempty"`
+	PK string `dynamodbav:"pk" json:"pk"`
+	SK string `dynamodbav:"sk" json:"sk"`
+	RunAttrs
+	RunCounters
 	// Status (in_progress, waiting or completed) and Conclusion (success
 	// or failure, present once completed) are derived from the counters.
 	Status     string `dynamodbav:"status,omitempty" json:"status,omitempty"`
 	Conclusion string `dynamodbav:"conclusion,omitempty" json:"conclusion,omitempty"`
 	// TTL is the expiry of the run's last job, rounded up to midnight.
 	TTL int64 `dynamodbav:"ttl,omitempty" json:"ttl,omitempty"`
+}
+
+// RunAttrs are a run's own attributes: its ids, and those its jobs carry
+// (in a summary, each the latest job's).
+type RunAttrs struct {
+	InstallationID int64  `dynamodbav:"installation_id,omitempty" json:"installation_id,omitempty"`
+	RunID          int64  `dynamodbav:"run_id,omitempty" json:"run_id,omitempty"`
+	RunAttempt     int64  `dynamodbav:"run_attempt,omitempty" json:"run_attempt,omitempty"`
+	RepoFullName   string `dynamodbav:"repo_full_name,omitempty" json:"repo_full_name,omitempty"`
+	WorkflowName   string `dynamodbav:"workflow_name,omitempty" json:"workflow_name,omitempty"`
+	HeadSHA        string `dynamodbav:"head_sha,omitempty" json:"head_sha,omitempty"`
+	HeadBranch     string `dynamodbav:"head_branch,omitempty" json:"head_branch,omitempty"`
+}
+
+// RunCounters count a run's jobs: TotalJobs all of them, CompletedJobs the
+// completed ones, SuccessJobs and FailedJobs those concluded success and
+// failed (FailedConclusions), WaitingJobs those waiting for a deployment's
+// approval. In a job's share each is 0 or 1 (TotalJobs 1).
+type RunCounters struct {
+	TotalJobs     int64 `dynamodbav:"total_jobs,omitempty" json:"total_jobs,omitempty"`
+	CompletedJobs int64 `dynamodbav:"completed_jobs,omitempty" json:"completed_jobs,omitempty"`
+	SuccessJobs   int64 `dynamodbav:"success_jobs,omitempty" json:"success_jobs,omitempty"`
+	FailedJobs    int64 `dynamodbav:"failed_jobs,omitempty" json:"failed_jobs,omitempty"`
+	WaitingJobs   int64 `dynamodbav:"waiting_jobs,omitempty" json:"waiting_jobs,omitempty"`
 }
 
 // DeploymentItem is a deployment's approval state of the deployments

@@ -33,26 +33,16 @@ func RunJobSK(job int64) string { return runJobSKPrefix + strconv.FormatInt(job,
 
 // RunJobItem is one job's share of its run's summary, owned by the job:
 // its counters are 0 or 1 (TotalJobs always 1), its attributes are the
-// run's own as the job knows them, and its ttl is the job's expiry rounded
-// up to the next UTC midnight, so that the partition expires with the last
-// of its jobs.
+// run's own as the job knows them (an installation id of 0, GHES's, is
+// absent), and its ttl is the job's expiry rounded up to the next UTC
+// midnight, so that the partition expires with the last of its jobs.
 type RunJobItem struct {
-	PK             string `dynamodbav:"pk" json:"pk"`
-	SK             string `dynamodbav:"sk" json:"sk"`
-	InstallationID int64  `dynamodbav:"installation_id" json:"installation_id"`
-	RunID          int64  `dynamodbav:"run_id" json:"run_id"`
-	RunAttempt     int64  `dynamodbav:"run_attempt" json:"run_attempt"`
-	JobID          int64  `dynamodbav:"job_id" json:"job_id"`
-	RepoFullName   string `dynamodbav:"repo_full_name,omitempty" json:"repo_full_name,omitempty"`
-	WorkflowName   string `dynamodbav:"workflow_name,omitempty" json:"workflow_name,omitempty"`
-	HeadSHA        string `dynamodbav:"head_sha,omitempty" json:"head_sha,omitempty"`
-	HeadBranch     string `dynamodbav:"head_branch,omitempty" json:"head_branch,omitempty"`
-	TotalJobs      int64  `dynamodbav:"total_jobs" json:"total_jobs"`
-	CompletedJobs  int64  `dynamodbav:"completed_jobs,omitempty" json:"completed_jobs,omitempty"`
-	SuccessJobs    int64  `dynamodbav:"success_jobs,omitempty" json:"success_jobs,omitempty"`
-	FailedJobs     int64  `dynamodbav:"failed_jobs,omitempty" json:"failed_jobs,omitempty"`
-	WaitingJobs    int64  `dynamodbav:"waiting_jobs,omitempty" json:"waiting_jobs,omitempty"`
-	TTL            int64  `dynamodbav:"ttl,omitempty" json:"ttl,omitempty"`
+	PK    string `dynamodbav:"pk" json:"pk"`
+	SK    string `dynamodbav:"sk" json:"sk"`
+	JobID int64  `dynamodbav:"job_id" json:"job_id"`
+	RunAttrs
+	RunCounters
+	TTL int64 `dynamodbav:"ttl,omitempty" json:"ttl,omitempty"`
 }
 
 // runCounters are the counters a summary sums, in RunItem's order.
