@@ -38,6 +38,13 @@ type JobState struct {
 	JobID          int64 `json:"jobId,omitempty"`
 	RunID          int64 `json:"runId,omitempty"`
 	RunAttempt     int64 `json:"runAttempt,omitempty"`
+	// OtherRunIDs and OtherRunAttempts are the run ids and attempts the
+	// job's events named besides RunID and RunAttempt (the greatest), in
+	// order: GitHub never moves a job, so they are empty unless a producer
+	// sent another run for the job. The job's share of each such run is
+	// written empty (runShares), so that it never counts in two runs.
+	OtherRunIDs      []int64 `json:"otherRunIds,omitempty"`
+	OtherRunAttempts []int64 `json:"otherRunAttempts,omitempty"`
 
 	OrgName       LWW[string]   `json:"orgName,omitzero"`
 	RepoFullName  LWW[string]   `json:"repoFullName,omitzero"`
@@ -119,8 +126,8 @@ func (j *JobState) applyWebhook(e schema.Event, d *schema.WorkflowJobWebhook, s 
 	wj := &d.WorkflowJob
 	keepMax(&j.InstallationID, d.InstallationID())
 	keepMax(&j.JobID, wj.ID)
-	keepMax(&j.RunID, wj.RunID)
-	keepMax(&j.RunAttempt, int64(wj.RunAttempt))
+	keepMaxOthers(&j.RunID, &j.OtherRunIDs, wj.RunID)
+	keepMaxOthers(&j.RunAttempt, &j.OtherRunAttempts, int64(wj.RunAttempt))
 
 	org := ""
 	switch {
@@ -211,8 +218,8 @@ func webhookWorkflowID(data []byte) (int64, bool) {
 func (j *JobState) applyRunner(e schema.Event, d *schema.RunnerEvent, s Stamp) {
 	keepMax(&j.InstallationID, d.InstallationID)
 	keepMax(&j.JobID, d.JobID)
-	keepMax(&j.RunID, d.RunID)
-	keepMax(&j.RunAttempt, int64(d.RunAttempt))
+	keepMaxOthers(&j.RunID, &j.OtherRunIDs, d.RunID)
+	keepMaxOthers(&j.RunAttempt, &j.OtherRunAttempts, int64(d.RunAttempt))
 	setStr(&j.RepoFullName, s, d.RepoFullName)
 	setStr(&j.InstanceID, s, d.InstanceID)
 	setStr(&j.InstanceType, s, d.InstanceType)
@@ -331,10 +338,49 @@ func (j *JobState) Items() []Item {
 		it.TTL = ttl
 	}
 	items := []Item{itemOf(schema.TableWorkflowJobs, it)}
-	if run, ok := j.runShare(); ok {
-		items = append(items, itemOf(schema.TableWorkflowRuns, run))
+	for _, share := range j.runShares() {
+		items = append(items, itemOf(schema.TableWorkflowRuns, share))
 	}
 	return items
+}
+
+// keepMaxOthers keeps the greatest positive v in *dst and every other
+// positive value seen in *others, sorted: the set of values seen is a
+// function of the events alone, whatever their order.
+func keepMaxOthers(dst *int64, others *[]int64, v int64) {
+	if v <= 0 || v == *dst {
+		return
+	}
+	if v > *dst {
+		v, *dst = *dst, v
+		if v <= 0 {
+			return
+		}
+	}
+	if i, found := slices.BinarySearch(*others, v); !found {
+		*others = slices.Insert(*others, i, v)
+	}
+}
+
+// runShares are the job's share of its run (runShare) and, for every
+// other run key its events named (OtherRunIDs, OtherRunAttempts), an empty
+// share (no counter, no attribute) that overwrites whatever share an
+// earlier state of the job wrote there.
+func (j *JobState) runShares() []schema.RunJobItem {
+	share, ok := j.runShare()
+	if !ok {
+		return nil
+	}
+	out := []schema.RunJobItem{share}
+	for _, run := range append([]int64{j.RunID}, j.OtherRunIDs...) {
+		for _, attempt := range append([]int64{j.RunAttempt}, j.OtherRunAttempts...) {
+			if run == j.RunID && attempt == j.RunAttempt {
+				continue
+			}
+			out = append(out, schema.RunJobItem{PK: schema.RunKey(j.InstallationID, run, attempt), SK: share.SK, JobID: j.JobID, TTL: share.TTL})
+		}
+	}
+	return out
 }
 
 // created is the job's created_at, or its fallback for webhooks without

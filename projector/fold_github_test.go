@@ -2,6 +2,7 @@ package projector_test
 
 import (
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -223,4 +224,47 @@ func TestDeployment(t *testing.T) {
 		})
 		foldRoundTrip(t, projector.KindDeployment, a)
 	}
+}
+
+// TestJobNamedInTwoRuns: GitHub never moves a job to another run, but a
+// producer can send one job id under two runs. The job counts in the run
+// with the greatest id, and its share of the other run is written empty,
+// so that it never counts twice, whatever order the events come in.
+func TestJobNamedInTwoRuns(t *testing.T) {
+	webhook := func(id string, run int64) foldEvent {
+		return foldEv(t, id, schema.TypeJobQueued, "2026-01-05T10:00:00Z", map[string]any{
+			"action":       "queued",
+			"installation": map[string]any{"id": 7},
+			"workflow_job": map[string]any{"id": 15003, "run_id": run, "run_attempt": 1, "name": "lint",
+				"created_at": "2026-01-05T10:00:00Z", "labels": []string{}},
+			"repository": map[string]any{"full_name": "corp/monorepo", "private": true, "owner": map[string]any{"login": "corp"}},
+		})
+	}
+	first, second := webhook("w1", 4001), webhook("w2", 4002)
+	var want []projector.Item
+	for i, order := range [][]foldEvent{{first, second}, {second, first}} {
+		_, items, _ := foldOne(t, order...)
+		if len(items) != 3 {
+			t.Fatalf("order %d: items %v, want the job, its share of run 4002 and an empty share of run 4001", i, items)
+		}
+		foldWant(t, items[1].Item, map[string]any{"pk": "7#4002#1", "sk": "job#15003", "total_jobs": 1})
+		foldWant(t, items[2].Item, map[string]any{"pk": "7#4001#1", "sk": "job#15003", "total_jobs": nil, "repo_full_name": nil})
+		sum, err := schema.SummarizeRun([]map[string]types.AttributeValue{items[2].Item})
+		if err != nil || sum != nil {
+			t.Fatalf("order %d: run 4001 sums to %v, %v; want nothing", i, sum, err)
+		}
+		if i == 0 {
+			want = items
+		} else if !reflect.DeepEqual(foldItemsCanon(items), foldItemsCanon(want)) {
+			t.Fatalf("the order of the events changed the items")
+		}
+	}
+}
+
+func foldItemsCanon(items []projector.Item) []map[string]any {
+	var out []map[string]any
+	for _, it := range items {
+		out = append(out, projector.CanonicalItem(it.Item))
+	}
+	return out
 }
