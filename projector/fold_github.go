@@ -372,8 +372,12 @@ func (j *JobState) runShares() []schema.RunJobItem {
 		return nil
 	}
 	out := []schema.RunJobItem{share}
+	if len(j.OtherRunIDs)+len(j.OtherRunAttempts) == 0 {
+		return out // every real job: Items runs twice per fold, allocate nothing more
+	}
+	attempts := append([]int64{j.RunAttempt}, j.OtherRunAttempts...)
 	for _, run := range append([]int64{j.RunID}, j.OtherRunIDs...) {
-		for _, attempt := range append([]int64{j.RunAttempt}, j.OtherRunAttempts...) {
+		for _, attempt := range attempts {
 			if run == j.RunID && attempt == j.RunAttempt {
 				continue
 			}

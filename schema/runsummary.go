@@ -91,16 +91,9 @@ func SummarizeRun(items []map[string]types.AttributeValue) (map[string]types.Att
 			}
 			counts[name] += n
 		}
-		for _, name := range []string{"installation_id", "run_id", "run_attempt"} {
+		for name, dst := range map[string]*int64{"installation_id": &sum.InstallationID, "run_id": &sum.RunID, "run_attempt": &sum.RunAttempt} {
 			if n, err := intAttr(it, name); err == nil && n > 0 {
-				switch name {
-				case "installation_id":
-					sum.InstallationID = n
-				case "run_id":
-					sum.RunID = n
-				case "run_attempt":
-					sum.RunAttempt = n
-				}
+				*dst = n
 			}
 		}
 		for _, name := range runAttrs {
