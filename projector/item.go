@@ -4,16 +4,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/streamfold/streamfold/schema"
 )
 
 // itemOf marshals a typed projection item (one of schema's *Item structs)
-// into an Item of table. The structs hold only strings, numbers, bools,
+// into an Item of table, as attributevalue.MarshalMap does (marshalItem). The structs hold only strings, numbers, bools,
 // slices and schema.RawValue, which always marshal: an error is a
 // programming error of the struct, and every fold's tests would panic.
 func itemOf(table string, v any) Item {
-	m, err := attributevalue.MarshalMap(v)
+	m, err := marshalItem(v)
 	if err != nil {
 		panic(fmt.Sprintf("projector: marshal %s item %T: %v", table, v, err))
 	}

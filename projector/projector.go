@@ -697,6 +697,13 @@ func (p *Projector) commitAll(ctx context.Context, plans []plan, consistent bool
 	sem := make(chan struct{}, p.cfg.Concurrency)
 	var wg sync.WaitGroup
 	goBounded := func(f func()) {
+		if p.cfg.Concurrency == 1 {
+			// One at a time: each would wait for the previous one to
+			// finish anyway, so run it here, without a goroutine and the
+			// two wake-ups of handing it over.
+			f()
+			return
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {

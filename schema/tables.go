@@ -191,19 +191,18 @@ func TableSpec(logical string) (Table, bool) {
 // Key returns the primary-key attributes of item (hash, then range when
 // the table has one) and whether item holds all of them.
 func (t Table) Key(item map[string]types.AttributeValue) (map[string]types.AttributeValue, bool) {
-	key := make(map[string]types.AttributeValue, 2)
-	attrs := []KeyAttr{t.Hash}
-	if t.Range != nil {
-		attrs = append(attrs, *t.Range)
+	h, ok := item[t.Hash.Name]
+	if !ok {
+		return nil, false
 	}
-	for _, a := range attrs {
-		v, ok := item[a.Name]
-		if !ok {
-			return nil, false
-		}
-		key[a.Name] = v
+	if t.Range == nil {
+		return map[string]types.AttributeValue{t.Hash.Name: h}, true
 	}
-	return key, true
+	r, ok := item[t.Range.Name]
+	if !ok {
+		return nil, false
+	}
+	return map[string]types.AttributeValue{t.Hash.Name: h, t.Range.Name: r}, true
 }
 
 // Naming turns logical table names into physical ones: "<prefix>-<stage>-<logical>".
