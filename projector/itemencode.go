@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// marshalItem is attributevalue.MarshalMap(v) for a pointer to one of
-// schema's item structs, without the SDK encoder's per-call reflection
+// marshalItem is attributevalue.MarshalMap(v) for one of schema's item
+// structs (or a pointer to one), without the SDK encoder's per-call reflection
 // over tags and its generic paths: each struct type is compiled once into
 // a list of field encoders (itemCodec). The result is the same map
 // (TestMarshalItemLikeMarshalMap, FuzzMarshalItem). A struct holding a
@@ -21,9 +21,12 @@ import (
 // whole, so the codec never has to be right about what it does not handle.
 func marshalItem(v any) (map[string]types.AttributeValue, error) {
 	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Elem().Kind() == reflect.Struct {
-		if c := codecOf(rv.Elem().Type()); c != nil {
-			return c.encode(rv.Elem()), nil
+	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	}
+	if rv.Kind() == reflect.Struct {
+		if c := codecOf(rv.Type()); c != nil {
+			return c.encode(rv), nil
 		}
 	}
 	return attributevalue.MarshalMap(v)

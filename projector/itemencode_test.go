@@ -114,6 +114,7 @@ func TestMarshalItemLikeMarshalMap(t *testing.T) {
 				v := tc.new()
 				fillRandom(r, reflect.ValueOf(v).Elem())
 				checkLikeMarshalMap(t, fmt.Sprint("random value ", i), v)
+				checkLikeMarshalMap(t, fmt.Sprint("random value ", i, " (not a pointer)"), reflect.ValueOf(v).Elem().Interface())
 			}
 		})
 	}
@@ -129,6 +130,7 @@ func TestMarshalItemOfFolds(t *testing.T) {
 	}
 	for _, it := range items {
 		checkLikeMarshalMap(t, reflect.TypeOf(it).String(), it)
+		checkLikeMarshalMap(t, reflect.TypeOf(it).String()+" (not a pointer)", reflect.ValueOf(it).Elem().Interface())
 	}
 }
 
@@ -145,5 +147,6 @@ func FuzzMarshalItem(f *testing.F) {
 		v := tc.new()
 		fillRandom(r, reflect.ValueOf(v).Elem())
 		checkLikeMarshalMap(t, tc.name, v)
+		checkLikeMarshalMap(t, tc.name+" (not a pointer)", reflect.ValueOf(v).Elem().Interface())
 	})
 }
