@@ -331,13 +331,13 @@ func fold(subject string, stored StoredState, inputs []Input, ret retention) (pl
 				return false
 			}
 			probe.Apply(in.Event, in.Payload)
-			if b, err := json.Marshal(probe); err == nil && bytes.Equal(b, stored.State) {
+			if b, err := marshalState(probe); err == nil && bytes.Equal(b, stored.State) {
 				return true
 			}
 		}
 		return false
 	})
-	state, err := json.Marshal(agg)
+	state, err := marshalState(agg)
 	if err != nil {
 		return plan{}, fmt.Errorf("projector: %s: encode state: %w", subject, err)
 	}

@@ -1,0 +1,160 @@
+package projector
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/streamfold/streamfold/ingest/simulate"
+	"github.com/streamfold/streamfold/internal/laptop/testclock"
+)
+
+// checkStateLikeJSON fails unless marshalState writes json.Marshal's bytes
+// (or fails as it does).
+func checkStateLikeJSON(t *testing.T, what string, agg Aggregate) {
+	t.Helper()
+	want, wantErr := json.Marshal(agg)
+	got, err := marshalState(agg)
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("%s: marshalState error %v, json.Marshal error %v", what, err, wantErr)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s: marshalState\n got %s\nwant %s", what, got, want)
+	}
+}
+
+func TestMarshalStateLikeJSON(t *testing.T) {
+	// Every state of a simulate workload after each of its events.
+	evs, _, err := simulate.Generate(simulate.Config{Seed: 5, Events: 3000, Days: 2, Start: testclock.RecentMonday(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aggs := map[string]Aggregate{}
+	appenders := 0
+	for _, e := range evs {
+		in, ok, err := InputOf(e, "1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			continue
+		}
+		agg := aggs[in.Event.Subject]
+		if agg == nil {
+			agg = NewAggregate(in.Kind)
+			aggs[in.Event.Subject] = agg
+		}
+		agg.Apply(in.Event, in.Payload)
+		if _, ok := agg.(jsonAppender); ok {
+			appenders++
+		}
+		checkStateLikeJSON(t, in.Event.Subject, agg)
+	}
+	if appenders == 0 {
+		t.Fatal("the workload has no state with its own JSON writer")
+	}
+}
+
+func TestMarshalJobStateEdges(t *testing.T) {
+	at := time.Date(2026, 11, 27, 10, 0, 0, 123456789, time.UTC)
+	st := Stamp{Rank: 3, Time: at, ID: "e<1>"}
+	f := func(v float64) *float64 { return &v }
+	tests := []struct {
+		name string
+		job  JobState
+	}{
+		{"empty", JobState{}},
+		{"escaped strings", JobState{JobName: LWW[string]{st, "build \"x\" <&> \u2028 é \x01\t"}, HTMLURL: LWW[string]{st, "\xff"}}},
+		{"known nil and empty labels", JobState{Labels: LWW[[]string]{Stamp: st}, OrgName: LWW[string]{Stamp: st}}},
+		{"empty labels", JobState{Labels: LWW[[]string]{st, []string{}}}},
+		{"other runs", JobState{OtherRunIDs: []int64{1, -2}, OtherRunAttempts: []int64{}}},
+		{"non-UTC times", JobState{CreatedAt: at.In(time.FixedZone("x", -5*3600-30*60)), CompletedAt: LWW[time.Time]{Stamp{Time: at.In(time.FixedZone("y", 3600))}, at}}},
+		{"zero-time register", JobState{Status: LWW[string]{Stamp{Rank: 1}, "queued"}}},
+		{"year 10000", JobState{CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{"negative year", JobState{Conclusion: LWW[string]{Stamp{Time: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}, "x"}}},
+		{"zone of 24 hours", JobState{FirstAt: at.In(time.FixedZone("z", 24*3600))}},
+		{"usage", JobState{WasInterrupted: true, Usage: map[string]LWW[RunnerUsage]{
+			"i-2": {st, RunnerUsage{Seconds: f(12.5), Dollars: f(1e-7)}},
+			"i-1": {Stamp{Time: at}, RunnerUsage{Seconds: f(math.Copysign(0, -1)), Dollars: f(1e21)}},
+			"<&>": {Stamp{Time: at}, RunnerUsage{}},
+			"i-3": {Stamp{Time: at}, RunnerUsage{Dollars: f(123456789.125)}},
+		}}},
+		{"NaN usage", JobState{Usage: map[string]LWW[RunnerUsage]{"i": {Stamp{Time: at}, RunnerUsage{Seconds: f(math.NaN())}}}}},
+		{"infinite usage", JobState{Usage: map[string]LWW[RunnerUsage]{"i": {Stamp{Time: at}, RunnerUsage{Dollars: f(math.Inf(-1))}}}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			checkStateLikeJSON(t, tc.name, &tc.job)
+		})
+	}
+}
+
+// fillState is fillRandom with times (zero, UTC, in another zone, out of
+// JSON's range) and maps.
+func fillState(r *rand.Rand, v reflect.Value) {
+	switch {
+	case v.Type() == reflect.TypeFor[time.Time]():
+		ts := []time.Time{{}, time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC), time.Unix(1.7e9, 0).In(time.FixedZone("", -3600*7)), time.Date(10001, 1, 1, 0, 0, 0, 0, time.UTC)}
+		v.Set(reflect.ValueOf(ts[r.IntN(len(ts))]))
+	case v.Kind() == reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				fillState(r, v.Field(i))
+			}
+		}
+	case v.Kind() == reflect.Map:
+		if r.IntN(3) == 0 {
+			v.SetZero()
+			return
+		}
+		m := reflect.MakeMap(v.Type())
+		for range r.IntN(4) {
+			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+			fillState(r, k)
+			fillState(r, e)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case v.Kind() == reflect.Pointer:
+		if r.IntN(3) == 0 {
+			v.SetZero()
+			return
+		}
+		p := reflect.New(v.Type().Elem())
+		fillState(r, p.Elem())
+		v.Set(p)
+	case v.Kind() == reflect.Float64:
+		v.SetFloat([]float64{0, 1.5, 1e-7, 1e21, 0.000001, 99999999999999999999, math.NaN()}[r.IntN(7)])
+	default:
+		fillRandom(r, v)
+	}
+}
+
+func FuzzMarshalJobState(f *testing.F) {
+	f.Add([]byte("seed"))
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, seed []byte) {
+		h := fnv.New64a()
+		h.Write(seed)
+		var key [32]byte
+		binary.LittleEndian.PutUint64(key[:], h.Sum64())
+		var j JobState
+		fillState(rand.New(rand.NewChaCha8(key)), reflect.ValueOf(&j).Elem())
+		checkStateLikeJSON(t, "random job", &j)
+	})
+}
+
+func TestMarshalJobStateRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		var j JobState
+		fillState(r, reflect.ValueOf(&j).Elem())
+		checkStateLikeJSON(t, "random job", &j)
+	}
+}
