@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -179,29 +180,73 @@ func encodeEnvelope(st StoredState) ([]byte, error) {
 // marshalEnvelope is json.Marshal(envelope{...}) without its second pass
 // over the state: json.Marshal compacts and validates a RawMessage again,
 // while state is json.Marshal's own output already (compact, HTML-escaped),
-// so it is copied as is. The bytes are the same (TestMarshalEnvelope).
+// so it is copied as is; the applied rows and the item versions are written
+// without reflection (jsonWriter). The bytes are the same
+// (TestMarshalEnvelope).
 func marshalEnvelope(state json.RawMessage, rows []appliedRow, items map[string]int64) ([]byte, error) {
 	if len(state) == 0 {
 		return json.Marshal(envelope{State: state, Applied: rows, Items: items})
 	}
-	a, err := json.Marshal(rows)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(state)+len(a)+16+len(items)*48)
-	b = append(b, `{"s":`...)
-	b = append(b, state...)
-	b = append(b, `,"a":`...)
-	b = append(b, a...)
-	if len(items) > 0 {
-		i, err := json.Marshal(items)
-		if err != nil {
-			return nil, err
+	w := jsonWriter{b: make([]byte, 0, len(state)+len(rows)*128+16+len(items)*48)}
+	w.b = append(w.b, `{"s":`...)
+	w.b = append(w.b, state...)
+	w.b = append(w.b, `,"a":`...)
+	if rows == nil {
+		w.b = append(w.b, "null"...)
+	} else {
+		w.b = append(w.b, '[')
+		for i, r := range rows {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			outer := w.open()
+			w.key("t")
+			w.string(r.T)
+			w.key("k")
+			writeMap(&w, r.K, w.string)
+			w.key("c")
+			writeMap(&w, r.C, w.int)
+			if len(r.S) > 0 {
+				w.key("s")
+				writeMap(&w, r.S, func(v int) { w.int(int64(v)) })
+			}
+			w.close(outer)
 		}
-		b = append(b, `,"i":`...)
-		b = append(b, i...)
+		w.b = append(w.b, ']')
 	}
-	return append(b, '}'), nil
+	if len(items) > 0 {
+		w.b = append(w.b, `,"i":`...)
+		writeMap(&w, items, w.int)
+	}
+	if !w.ok() {
+		return json.Marshal(envelope{State: state, Applied: rows, Items: items})
+	}
+	return append(w.b, '}'), nil
+}
+
+// writeMap writes a map with string keys as encoding/json does: keys
+// sorted, null when nil.
+func writeMap[V any](w *jsonWriter, m map[string]V, value func(V)) {
+	if m == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	outer := w.open()
+	for _, k := range keys {
+		if w.comma {
+			w.b = append(w.b, ',')
+		}
+		w.comma = true
+		w.string(k)
+		w.b = append(w.b, ':')
+		value(m[k])
+	}
+	w.close(outer)
 }
 
 // decodeEnvelope undoes encodeEnvelope into st.

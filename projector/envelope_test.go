@@ -31,6 +31,11 @@ func TestMarshalEnvelope(t *testing.T) {
 		{"empty rows", mustMarshal(t, map[string]any{"x": 1}), []appliedRow{}, map[string]int64{}},
 		{"nil rows", mustMarshal(t, map[string]any{"x": 1}), nil, nil},
 		{"no state", nil, rows, nil},
+		{"keys to escape, nil maps", mustMarshal(t, map[string]any{"x": 1}), []appliedRow{
+			{T: "m<&>", K: map[string]string{"pk": "a\"b\u2028", "\x01k": "\xff"}, C: map[string]int64{"z": -1, "a": 1 << 60}, S: map[string]int{}},
+			{T: "t", K: nil, C: nil, S: map[string]int{"b": 2, "a": -1}},
+			{T: "", K: map[string]string{}, C: map[string]int64{}},
+		}, map[string]int64{"é": 1, "<": 0, "": -7}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -121,6 +121,19 @@ func fillState(r *rand.Rand, v reflect.Value) {
 			m.SetMapIndex(k, e)
 		}
 		v.Set(m)
+	case v.Kind() == reflect.Slice:
+		switch r.IntN(4) {
+		case 0:
+			v.SetZero()
+		case 1:
+			v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+		default:
+			s := reflect.MakeSlice(v.Type(), 1+r.IntN(3), 3)
+			for i := 0; i < s.Len(); i++ {
+				fillState(r, s.Index(i))
+			}
+			v.Set(s)
+		}
 	case v.Kind() == reflect.Pointer:
 		if r.IntN(3) == 0 {
 			v.SetZero()
@@ -156,5 +169,22 @@ func TestMarshalJobStateRandom(t *testing.T) {
 		var j JobState
 		fillState(r, reflect.ValueOf(&j).Elem())
 		checkStateLikeJSON(t, "random job", &j)
+	}
+}
+
+func TestMarshalEnvelopeRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	state := json.RawMessage(`{"x":1}`)
+	for range 2000 {
+		var env struct {
+			Rows  []appliedRow
+			Items map[string]int64
+		}
+		fillState(r, reflect.ValueOf(&env).Elem())
+		want, wantErr := json.Marshal(envelope{State: state, Applied: env.Rows, Items: env.Items})
+		got, err := marshalEnvelope(state, env.Rows, env.Items)
+		if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("marshalEnvelope:\n got %s (%v)\nwant %s (%v)", got, err, want, wantErr)
+		}
 	}
 }
