@@ -77,6 +77,49 @@ func valueSize(v types.AttributeValue) int {
 // one byte (and one more when negative). Leading and trailing zeros are
 // trimmed, so 1764000000 is 17|64 (3 bytes) and 176400000 is 1|76|40 (4).
 func numberSize(s string) int {
+	if n, ok := integerSize(s); ok {
+		return n
+	}
+	return decimalSize(s)
+}
+
+// integerSize is numberSize of a plain integer (an optional '-' and
+// digits, what the projector writes nearly always), without building
+// strings; ok is false for any other text.
+func integerSize(s string) (int, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	digits := s
+	if neg {
+		digits = s[1:]
+	}
+	if digits == "" {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	point := len(digits)
+	for digits != "" && digits[0] == '0' {
+		digits, point = digits[1:], point-1
+	}
+	for digits != "" && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+	}
+	n := 1
+	if digits != "" {
+		n += (point&1 + len(digits) + 1) / 2
+	}
+	if neg {
+		n++
+	}
+	return n, true
+}
+
+// decimalSize is numberSize of any number text (a sign, a fraction, an
+// exponent).
+func decimalSize(s string) int {
 	neg := strings.HasPrefix(s, "-")
 	mant, exp, _ := strings.Cut(strings.ToLower(strings.TrimLeft(s, "+-")), "e")
 	intPart, frac, _ := strings.Cut(mant, ".")
