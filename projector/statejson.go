@@ -31,7 +31,8 @@ type jsonAppender interface{ appendJSON(w *jsonWriter) }
 
 // jsonWriter appends JSON as encoding/json writes it (HTML-escaped
 // strings, ES6 floats, RFC 3339 times). After a value it cannot write
-// exactly, failed is set and the output is to be thrown away.
+// exactly (a float that is not finite, a time out of RFC 3339's range),
+// failed is set and the output is to be thrown away.
 type jsonWriter struct {
 	b      []byte
 	failed bool
@@ -71,23 +72,58 @@ func (w *jsonWriter) int(v int64) { w.b = strconv.AppendInt(w.b, v, 10) }
 
 func (w *jsonWriter) bool(v bool) { w.b = strconv.AppendBool(w.b, v) }
 
-// string writes s as encoding/json does: plain printable ASCII as is,
-// anything else through json.Marshal itself.
+// string writes s as encoding/json's appendString does with HTML
+// escaping: '"', '\\' and control characters escaped, '<', '>' and '&' as
+// \u003c..., invalid UTF-8 as \ufffd, U+2028 and U+2029 as \u2028 and
+// \u2029 (TestJSONString, FuzzJSONString).
 func (w *jsonWriter) string(s string) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, err := json.Marshal(s)
-			if err != nil {
-				w.failed = true
-				return
+	const hex = "0123456789abcdef"
+	b := append(w.b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
 			}
-			w.b = append(w.b, b...)
-			return
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
 	}
-	w.b = append(w.b, '"')
-	w.b = append(w.b, s...)
-	w.b = append(w.b, '"')
+	b = append(b, s[start:]...)
+	w.b = append(b, '"')
 }
 
 // float writes a float64 as encoding/json does; NaN and infinities (which

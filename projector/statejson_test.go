@@ -188,3 +188,27 @@ func TestMarshalEnvelopeRandom(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONString(t *testing.T) {
+	for _, s := range []string{"", "plain", "a\"b\\c", "\x00\x01\b\f\n\r\t\x1f\x7f", "<a href=\"x\">&amp;</a>", "é", "\u2028\u2029", "\xff\xfe", "a\xc3", "日本語", "\U0001F600", "\xed\xa0\x80", "workflows\x00x\x00metadata"} {
+		checkJSONString(t, s)
+	}
+}
+
+func checkJSONString(t *testing.T, s string) {
+	t.Helper()
+	want, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w jsonWriter
+	w.string(s)
+	if !bytes.Equal(w.b, want) || !w.ok() {
+		t.Fatalf("string(%q) = %s, json.Marshal %s", s, w.b, want)
+	}
+}
+
+func FuzzJSONString(f *testing.F) {
+	f.Add("a<b>\x00\u2028\xff")
+	f.Fuzz(checkJSONString)
+}
