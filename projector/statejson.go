@@ -370,3 +370,87 @@ func (j *JobState) appendJSON(w *jsonWriter) {
 	}
 	w.close(outer)
 }
+
+// stringOmitEmpty writes a string member with omitempty.
+func (w *jsonWriter) stringOmitEmpty(name, v string) {
+	if v != "" {
+		w.key(name)
+		w.string(v)
+	}
+}
+
+// raw writes a json.RawMessage as json.Marshal does when that is to copy
+// it (compact JSON without characters it would escape: '<', '>', '&',
+// U+2028, U+2029); anything else fails, for json.Marshal to compact it or
+// refuse it.
+func (w *jsonWriter) raw(v json.RawMessage) {
+	if v == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	for _, c := range v {
+		switch c {
+		case ' ', '\t', '\r', '\n', '<', '>', '&', 0xE2: // 0xE2 starts U+2028 and U+2029
+			w.failed = true
+			return
+		}
+	}
+	if !json.Valid(v) {
+		w.failed = true
+		return
+	}
+	w.b = append(w.b, v...)
+}
+
+func (w *jsonWriter) lwwRaw(name string, r LWW[json.RawMessage]) {
+	if r.IsZero() {
+		return
+	}
+	w.key(name)
+	outer := w.stamped(r.Stamp)
+	w.raw(r.V)
+	w.close(outer)
+}
+
+// appendJSON writes the execution's state as json.Marshal does.
+func (a *AgentExecutionState) appendJSON(w *jsonWriter) {
+	outer := w.open()
+	w.stringOmitEmpty("executionArn", a.ExecutionArn)
+	w.stringOmitEmpty("stateMachineArn", a.StateMachineArn)
+	w.stringOmitEmpty("name", a.Name)
+	if a.Agent {
+		w.key("agent")
+		w.bool(true)
+	}
+	w.intOmitEmpty("startDate", a.StartDate)
+	w.lwwString("status", a.Status)
+	w.lwwInt64("stopDate", a.StopDate)
+	w.lwwInt64("redriveDate", a.RedriveDate)
+	w.lwwString("redriveStatus", a.RedriveStatus)
+	w.intOmitEmpty("redriveCount", a.RedriveCount)
+	w.timeOmitZero("indexedAt", a.IndexedAt)
+	w.close(outer)
+}
+
+// appendJSON writes the message's state as json.Marshal does.
+func (m *MessageState) appendJSON(w *jsonWriter) {
+	outer := w.open()
+	w.stringOmitEmpty("messageId", m.MessageID)
+	w.stringOmitEmpty("stage", m.Stage)
+	w.lwwString("status", m.Status)
+	w.lwwString("createdBy", m.CreatedBy)
+	w.lwwString("messageType", m.MessageType)
+	w.lwwRaw("payload", m.Payload)
+	w.lwwString("correlationId", m.CorrelationID)
+	w.lwwString("errorMessage", m.ErrorMessage)
+	w.lwwString("notificationId", m.NotificationID)
+	if m.RetryCount != nil {
+		w.key("retryCount")
+		w.int(int64(*m.RetryCount))
+	}
+	w.timeOmitZero("createdAt", m.CreatedAt)
+	w.timeOmitZero("processingStartedAt", m.ProcessingStartedAt)
+	w.timeOmitZero("firstAt", m.FirstAt)
+	w.timeOmitZero("updatedAt", m.UpdatedAt)
+	w.close(outer)
+}

@@ -102,6 +102,13 @@ func fillState(r *rand.Rand, v reflect.Value) {
 	case v.Type() == reflect.TypeFor[time.Time]():
 		ts := []time.Time{{}, time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC), time.Unix(1.7e9, 0).In(time.FixedZone("", -3600*7)), time.Date(10001, 1, 1, 0, 0, 0, 0, time.UTC)}
 		v.Set(reflect.ValueOf(ts[r.IntN(len(ts))]))
+	case v.Type() == reflect.TypeFor[json.RawMessage]():
+		raws := []string{"", `{"a":1}`, `{"a": 1}`, `"<b>"`, `[1,"\u2028"]`, "\"\u2028\"", `{"x":`, `null`, `"\u003c"`, `{"k":[true,false,null,1.5e3]}`}
+		if s := raws[r.IntN(len(raws))]; s != "" {
+			v.SetBytes([]byte(s))
+		} else if r.IntN(2) == 0 {
+			v.SetZero()
+		}
 	case v.Kind() == reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {
@@ -149,26 +156,39 @@ func fillState(r *rand.Rand, v reflect.Value) {
 	}
 }
 
-func FuzzMarshalJobState(f *testing.F) {
-	f.Add([]byte("seed"))
-	f.Add([]byte{1, 2, 3})
-	f.Fuzz(func(t *testing.T, seed []byte) {
+// appenderStates are the states with their own JSON writer.
+var appenderStates = []func() Aggregate{
+	func() Aggregate { return &JobState{} },
+	func() Aggregate { return &AgentExecutionState{} },
+	func() Aggregate { return &MessageState{} },
+}
+
+func FuzzMarshalState(f *testing.F) {
+	f.Add(uint8(0), []byte("seed"))
+	f.Add(uint8(1), []byte{1, 2, 3})
+	f.Add(uint8(2), []byte{4})
+	f.Fuzz(func(t *testing.T, kind uint8, seed []byte) {
 		h := fnv.New64a()
 		h.Write(seed)
 		var key [32]byte
 		binary.LittleEndian.PutUint64(key[:], h.Sum64())
-		var j JobState
-		fillState(rand.New(rand.NewChaCha8(key)), reflect.ValueOf(&j).Elem())
-		checkStateLikeJSON(t, "random job", &j)
+		agg := appenderStates[int(kind)%len(appenderStates)]()
+		fillState(rand.New(rand.NewChaCha8(key)), reflect.ValueOf(agg).Elem())
+		checkStateLikeJSON(t, "random state", agg)
 	})
 }
 
-func TestMarshalJobStateRandom(t *testing.T) {
+func TestMarshalStateRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for range 2000 {
-		var j JobState
-		fillState(r, reflect.ValueOf(&j).Elem())
-		checkStateLikeJSON(t, "random job", &j)
+	for _, newState := range appenderStates {
+		if _, ok := newState().(jsonAppender); !ok {
+			t.Fatalf("%T has no JSON writer", newState())
+		}
+		for range 2000 {
+			agg := newState()
+			fillState(r, reflect.ValueOf(agg).Elem())
+			checkStateLikeJSON(t, "random state", agg)
+		}
 	}
 }
 
