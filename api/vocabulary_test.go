@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -50,9 +51,10 @@ func TestVocabulary(t *testing.T) {
 	}
 }
 
-// Scan answers the jobs' shares of two runs of installation 7 (one in
-// progress) and of one of installation 3, as a sample of the workflow-runs
-// table.
+// Scan answers, as a sample of the workflow-jobs table, the job items of
+// two runs of installation 7 (one in progress) and, as a sample of the
+// workflow-runs table, an older projector's share of a job of one run of
+// installation 3.
 func (f *fakeDB) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -67,14 +69,25 @@ func (f *fakeDB) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dyna
 			"repo_full_name": &types.AttributeValueMemberS{Value: repo}, "total_jobs": &types.AttributeValueMemberN{Value: "1"},
 			"completed_jobs": &types.AttributeValueMemberN{Value: completed}}
 	}
-	items := []map[string]types.AttributeValue{share("3", "31", "c/d", "1"), share("7", "71", "b/b", "1"), share("7", "72", "a/a", "0")}
-	return &dynamodb.ScanOutput{Items: items, Count: 3, ScannedCount: 3}, nil
+	job := func(run, repo, status string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "7#" + run + "0"}, "sk": &types.AttributeValueMemberS{Value: "v"},
+			"installation_id": &types.AttributeValueMemberN{Value: "7"}, "job_id": &types.AttributeValueMemberN{Value: run + "0"},
+			"run_id": &types.AttributeValueMemberN{Value: run}, "run_attempt": &types.AttributeValueMemberN{Value: "1"},
+			"repo_full_name": &types.AttributeValueMemberS{Value: repo}, "status": &types.AttributeValueMemberS{Value: status},
+			schema.AttrCountsInRun: &types.AttributeValueMemberBOOL{Value: true}}
+	}
+	items := []map[string]types.AttributeValue{share("3", "31", "c/d", "1")}
+	if strings.HasSuffix(aws.ToString(in.TableName), schema.TableWorkflowJobs) {
+		items = []map[string]types.AttributeValue{job("71", "b/b", "completed"), job("72", "a/a", "in_progress")}
+	}
+	return &dynamodb.ScanOutput{Items: items, Count: int32(len(items)), ScannedCount: int32(len(items))}, nil
 }
 
 // TestVocabularyData: GET /api/vocabulary/data needs the token, takes no
 // parameter and answers query.Observed: the sampled runs' installations
-// (those with runs in progress first) with their repositories, from one
-// bounded Scan of the workflow-runs table, and the spans.
+// (those with runs in progress first) with their repositories, from two
+// bounded Scans, of the workflow-jobs and workflow-runs tables, and the
+// spans.
 func TestVocabularyData(t *testing.T) {
 	db := &fakeDB{}
 	h := newHandler(t, db, nil)
@@ -105,8 +118,9 @@ func TestVocabularyData(t *testing.T) {
 	if got.SampledRuns != 3 || got.Truncated {
 		t.Errorf("sampled %d truncated %v, want 3 and false", got.SampledRuns, got.Truncated)
 	}
-	if len(db.scans) != 1 || aws.ToString(db.scans[0].TableName) != "unit-dev-workflow-runs" || aws.ToInt32(db.scans[0].Limit) != query.ObservedRunSample {
-		t.Fatalf("scans %+v, want one bounded Scan of the runs", db.scans)
+	if len(db.scans) != 2 || aws.ToString(db.scans[0].TableName) != "unit-dev-workflow-jobs" || aws.ToInt32(db.scans[0].Limit) != query.ObservedJobSample ||
+		aws.ToString(db.scans[1].TableName) != "unit-dev-workflow-runs" || aws.ToInt32(db.scans[1].Limit) != query.ObservedRunSample {
+		t.Fatalf("scans %+v, want one bounded Scan of the jobs, then one of the runs", db.scans)
 	}
 	for _, q := range db.queries {
 		if aws.ToInt32(q.Limit) != 1 {

@@ -121,7 +121,7 @@ func (p *pipeline) get(t *testing.T, table string, key map[string]types.Attribut
 }
 
 // runSummary reads a run's summary as the query package does: its partition of
-// workflow-runs (the jobs' shares), summed.
+// workflow-runs and its jobs (GSI3), summed.
 func (p *pipeline) runSummary(t *testing.T, pk string) map[string]types.AttributeValue {
 	t.Helper()
 	out, err := p.c.DynamoDB.Query(context.Background(), &dynamodb.QueryInput{
@@ -131,7 +131,21 @@ func (p *pipeline) runSummary(t *testing.T, pk string) map[string]types.Attribut
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := schema.SummarizeRun(out.Items)
+	ids := strings.Split(pk, "#")
+	if len(ids) != 3 {
+		t.Fatalf("run key %q: want installation#run#attempt", pk)
+	}
+	jobs, err := p.c.DynamoDB.Query(context.Background(), &dynamodb.QueryInput{
+		TableName: aws.String(p.n.Table(schema.TableWorkflowJobs)), IndexName: aws.String("GSI3"),
+		KeyConditionExpression:   aws.String("#i = :i AND #r = :r AND #a = :a"),
+		ExpressionAttributeNames: map[string]string{"#i": "installation_id", "#r": "run_id", "#a": "run_attempt"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":i": &types.AttributeValueMemberN{Value: ids[0]}, ":r": &types.AttributeValueMemberN{Value: ids[1]}, ":a": &types.AttributeValueMemberN{Value: ids[2]}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := schema.SummarizeRun(out.Items, jobs.Items)
 	if err != nil {
 		t.Fatal(err)
 	}

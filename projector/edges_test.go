@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -35,6 +37,32 @@ type backend struct {
 	// items returns a logical table, by item id, internal attributes
 	// dropped, in canonical form.
 	items func(t *testing.T, table string) map[string]map[string]any
+	// raw returns a logical table's items as stored.
+	raw func(t *testing.T, table string) []map[string]types.AttributeValue
+}
+
+// runSummary is the summary of run pk as readers sum it (schema.SummarizeRun)
+// from the backend's workflow-runs partition and job items.
+func (b backend) runSummary(t *testing.T, pk string) map[string]any {
+	t.Helper()
+	var part, jobs []map[string]types.AttributeValue
+	for _, it := range b.raw(t, schema.TableWorkflowRuns) {
+		if sAttr(it, "pk") == pk {
+			part = append(part, it)
+		}
+	}
+	for _, it := range b.raw(t, schema.TableWorkflowJobs) {
+		if share, ok, err := schema.JobShare(it); err != nil {
+			t.Fatal(err)
+		} else if ok && sAttr(share, "pk") == pk {
+			jobs = append(jobs, it)
+		}
+	}
+	sum, err := schema.SummarizeRun(part, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return projector.CanonicalItem(sum)
 }
 
 func memBackend(*testing.T) backend {
@@ -50,6 +78,9 @@ func memBackend(*testing.T) backend {
 				out[id] = projector.CanonicalItem(schema.StripInternal(it))
 			}
 			return out
+		},
+		raw: func(_ *testing.T, table string) []map[string]types.AttributeValue {
+			return slices.Collect(maps.Values(m.Items(table)))
 		},
 	}
 }
@@ -82,6 +113,18 @@ func dynamoBackend(t *testing.T) backend {
 			}
 			return out
 		},
+		raw: func(t *testing.T, table string) []map[string]types.AttributeValue {
+			var out []map[string]types.AttributeValue
+			p := dynamodb.NewScanPaginator(c.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(n.Table(table)), ConsistentRead: aws.Bool(true)})
+			for p.HasMorePages() {
+				page, err := p.NextPage(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, page.Items...)
+			}
+			return out
+		},
 	}
 }
 
@@ -97,11 +140,6 @@ func inputsOf(t *testing.T, evs ...schema.Event) []projector.Input {
 		out = append(out, in)
 	}
 	return out
-}
-
-// shareKeyOf is the key of a job's share of its run's summary.
-func shareKeyOf(inst, run, attempt, job int64) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"pk": avS(schema.RunKey(inst, run, attempt)), "sk": avS(schema.RunJobSK(job))}
 }
 
 // TestLateEventAfterExpiry: a job projected (job item and run row), then
@@ -131,11 +169,13 @@ func checkLateEventAfterExpiry(t *testing.T, b backend) {
 		t.Fatalf("first projection: %+v", out)
 	}
 	runs := b.items(t, schema.TableWorkflowRuns)
-	if len(runs) != 1 || len(b.items(t, schema.TableWorkflowJobs)) != 1 {
-		t.Fatalf("projected %d shares of runs, want the job's share of its run", len(runs))
+	if len(runs) != 0 || len(b.items(t, schema.TableWorkflowJobs)) != 1 {
+		t.Fatalf("projected %d items in workflow-runs, want none: the job item is its share of its run", len(runs))
 	}
-	// DynamoDB's TTL deletes the expired items.
-	b.del(t, schema.TableWorkflowRuns, shareKeyOf(12345, 54321, 1, 67890))
+	if sum := b.runSummary(t, schema.RunKey(12345, 54321, 1)); fmt.Sprint(sum["total_jobs"]) != "N:1" {
+		t.Fatalf("run summary %v, want the job counted", sum)
+	}
+	// DynamoDB's TTL deletes the expired item.
 	b.del(t, schema.TableWorkflowJobs, map[string]types.AttributeValue{"pk": avS(schema.JobKey(12345, 67890)), "sk": avS("v")})
 
 	for i, id := range []string{"late-1", "late-2"} {
@@ -255,7 +295,7 @@ func TestFutureEventQuarantinedAlone(t *testing.T) {
 			t.Fatalf("job item workflow_name %q: the future event won it", sAttr(it, "workflow_name"))
 		}
 	}
-	if run := byPK(store, schema.TableWorkflowRuns, schema.RunKey(12345, 54321, 1)); sAttr(run, "workflow_name") != "CI" || sAttr(run, "total_jobs") != "1" {
+	if run := memRunSummary(t, store, schema.RunKey(12345, 54321, 1)); sAttr(run, "workflow_name") != "CI" || sAttr(run, "total_jobs") != "1" {
 		t.Fatalf("run row %v", foldAttrs(run))
 	}
 }
@@ -440,9 +480,9 @@ func jobWebhook(t *testing.T, id int64, at time.Time, workflow, branch string) s
 // items fit, but whose attributes joined would not (one's 200 KB head
 // branch, the other's 220 KB workflow name), in one batch. A projector that
 // kept one summary row per run had to refuse the second job as poison (the
-// row past 400 KB); each job now keeps its own share of the run, so both
-// commit, and the run's summary, summed on read, has both jobs and both
-// attributes.
+// row past 400 KB); each job's item is now its own share of the run, so
+// both commit, and the run's summary, summed on read, has both jobs and
+// both attributes.
 func TestLongRunAttributesDoNotMeetInOneItem(t *testing.T) { checkOversizeRunRow(t, memBackend(t)) }
 
 func TestLongRunAttributesDoNotMeetInOneItemDynamoDB(t *testing.T) {
@@ -473,15 +513,11 @@ func checkOversizeRunRow(t *testing.T, b backend) {
 	if len(out.Failed)+len(out.Poison) != 0 {
 		t.Fatalf("failed %v, poison %v: want both jobs projected", out.Failed, out.Poison)
 	}
-	runs := b.items(t, schema.TableWorkflowRuns)
-	if len(runs) != 2 {
-		t.Fatalf("%d shares of the run, want one per job", len(runs))
+	if runs := b.items(t, schema.TableWorkflowRuns); len(runs) != 0 {
+		t.Fatalf("%d items in workflow-runs, want none: each job item is its share of the run", len(runs))
 	}
-	total, branch, workflow := 0, 0, 0
-	for _, r := range runs {
-		if fmt.Sprint(r["total_jobs"]) == "N:1" {
-			total++
-		}
+	branch, workflow := 0, 0
+	for _, r := range b.items(t, schema.TableWorkflowJobs) {
 		if fmt.Sprint(r["head_branch"]) == "S:"+strings.Repeat("b", 200<<10) {
 			branch++
 		}
@@ -489,8 +525,9 @@ func checkOversizeRunRow(t *testing.T, b backend) {
 			workflow++
 		}
 	}
-	if total != 2 || branch != 1 || workflow != 1 {
-		t.Fatalf("shares: %d with total_jobs 1, %d with the long branch, %d with the long name; want 2, 1, 1", total, branch, workflow)
+	sum := b.runSummary(t, schema.RunKey(12345, 777, 1))
+	if branch != 1 || workflow != 1 || fmt.Sprint(sum["total_jobs"]) != "N:2" || fmt.Sprint(sum["head_branch"]) != "S:"+strings.Repeat("b", 200<<10) || fmt.Sprint(sum["workflow_name"]) != "S:"+strings.Repeat("w", 220<<10) {
+		t.Fatalf("job items: %d with the long branch, %d with the long name, summary total_jobs %v; want 1, 1, 2 and both attributes", branch, workflow, sum["total_jobs"])
 	}
 	if n := len(b.items(t, schema.TableWorkflowJobs)); n != 2 {
 		t.Fatalf("%d job items, want both", n)

@@ -245,7 +245,7 @@ func TestFaultInjectionMemStore(t *testing.T) {
 				t.Fatal("no fault was injected")
 			}
 			want, counters := reference(t, evsFromRecords(t, recs))
-			got := actualMem(store, counters)
+			got := actualMem(t, store, counters)
 			compareViews(t, want, got)
 			checkCountersFromItems(t, got)
 		})

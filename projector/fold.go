@@ -237,10 +237,7 @@ func ttlOf(table string, t time.Time) int64 {
 // expires with the last of them, at most a day later; the rounding keeps
 // the row's ttl from moving, and the row from being rewritten, with every
 // event of a job recorded on the same day.
-func rowTTL(itemTTL int64) int64 {
-	const day = 86400
-	return (itemTTL + day - 1) / day * day
-}
+func rowTTL(itemTTL int64) int64 { return schema.RowTTL(itemTTL) }
 
 // ttlAttr sets a row's ttl attribute in a contribution, stamped with the
 // expiry itself so that the row keeps the greatest.

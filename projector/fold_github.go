@@ -21,18 +21,9 @@ func init() {
 // "scheduled" comes from runson.runner.scheduled.
 var jobStatuses = precedenceOf(KindJob)
 
-// failedConclusions are the conclusions a run summary counts as failed jobs.
-var failedConclusions = func() map[string]bool {
-	m := map[string]bool{}
-	for _, c := range schema.FailedConclusions() {
-		m[c] = true
-	}
-	return m
-}()
-
 // JobState is the fold of one GitHub workflow job and its RunsOn runners
-// (github/<installation>/job/<id>): the seed 003 workflow_jobs item and the
-// job's share of its run's summary row.
+// (github/<installation>/job/<id>): the seed 003 workflow_jobs item, which
+// is also the job's share of its run's summary (runShare).
 type JobState struct {
 	InstallationID int64 `json:"installationId"`
 	JobID          int64 `json:"jobId,omitempty"`
@@ -337,6 +328,9 @@ func (j *JobState) Items() []Item {
 	if ttl, ok := j.ttl(); ok {
 		it.TTL = ttl
 	}
+	// Named in a run and in GSI3 (a webhook came: created_at is known):
+	// the item is the job's share of its run.
+	it.CountsInRun = j.RunID > 0 && j.RunAttempt > 0 && it.CreatedAt != ""
 	items := []Item{itemOf(schema.TableWorkflowJobs, it)}
 	for _, share := range j.runShares() {
 		items = append(items, itemOf(schema.TableWorkflowRuns, share))
@@ -362,19 +356,22 @@ func keepMaxOthers(dst *int64, others *[]int64, v int64) {
 	}
 }
 
-// runShares are the job's share of its run (runShare) and, for every
-// other run key its events named (OtherRunIDs, OtherRunAttempts), an empty
-// share (no counter, no attribute) that overwrites whatever share an
-// earlier state of the job wrote there.
+// runShares are the run job items the job writes in workflow-runs: for
+// every run key its events named other than its own (OtherRunIDs,
+// OtherRunAttempts), an empty share (no counter, no attribute) that
+// overwrites whatever share an older projector wrote there, so that the
+// job never counts in two runs. Its share of its own run is its
+// workflow-jobs item (Items, schema.JobShare). A job named in one run,
+// every real job, writes none.
 func (j *JobState) runShares() []schema.RunJobItem {
+	if len(j.OtherRunIDs)+len(j.OtherRunAttempts) == 0 {
+		return nil // every real job: Items runs twice per fold, allocate nothing
+	}
 	share, ok := j.runShare()
 	if !ok {
 		return nil
 	}
-	out := []schema.RunJobItem{share}
-	if len(j.OtherRunIDs)+len(j.OtherRunAttempts) == 0 {
-		return out // every real job: Items runs twice per fold, allocate nothing more
-	}
+	var out []schema.RunJobItem
 	attempts := append([]int64{j.RunAttempt}, j.OtherRunAttempts...)
 	for _, run := range append([]int64{j.RunID}, j.OtherRunIDs...) {
 		for _, attempt := range attempts {
@@ -413,16 +410,17 @@ func (j *JobState) ttl() (int64, bool) {
 	return ttlOf(schema.TableWorkflowJobs, anchor), true
 }
 
-// runShare is the job's share of its run's summary (schema.RunJobItem,
-// pk RunKey, sk RunJobSK), once an event named the run: every webhook
-// does, runner events when they carry run_id and run_attempt. Its counters
-// are total_jobs (1), completed_jobs, success_jobs, failed_jobs (the
-// conclusions schema.FailedConclusions) and waiting_jobs (waiting for a
-// deployment's approval); its attributes the run's own as the job knows
-// them; its ttl the job's expiry rounded up to midnight (rowTTL), so that
-// it is rewritten at most once a day for its ttl. The summary is their sum
-// (schema.SummarizeRun), computed when read; no counter row is written, so
-// a job's state commits alone, without a transaction.
+// runShare is the job's share of its run's summary as a run job item
+// (schema.RunJobItem, pk RunKey, sk RunJobSK), once an event named the
+// run: its counters are schema.JobCounters of the job's status and
+// conclusion, its attributes the run's own as the job knows them, its ttl
+// the job's expiry rounded up to midnight (schema.RowTTL). It is what
+// schema.JobShare reads from the job's workflow-jobs item once the item is
+// in GSI3 (a webhook came); it is no longer written (runShares writes
+// empty ones), but an older projector's summary row counted it
+// (legacyContributions). The summary is the sum of the shares
+// (schema.SummarizeRun), computed when read; no counter row is written,
+// so a job's state commits alone, without a transaction.
 func (j *JobState) runShare() (schema.RunJobItem, bool) {
 	if j.RunID <= 0 || j.RunAttempt <= 0 {
 		return schema.RunJobItem{}, false
@@ -432,21 +430,7 @@ func (j *JobState) runShare() (schema.RunJobItem, bool) {
 		RunAttrs: schema.RunAttrs{InstallationID: j.InstallationID, RunID: j.RunID, RunAttempt: j.RunAttempt,
 			RepoFullName: lwwStr(j.RepoFullName), WorkflowName: lwwStr(j.WorkflowName),
 			HeadSHA: lwwStr(j.HeadSHA), HeadBranch: lwwStr(j.HeadBranch)},
-		RunCounters: schema.RunCounters{TotalJobs: 1},
-	}
-	if j.Status.Known() && j.Status.V == "waiting" {
-		r.WaitingJobs = 1
-	}
-	if j.Status.Known() && j.Status.V == "completed" {
-		r.CompletedJobs = 1
-		if j.Conclusion.Known() {
-			switch {
-			case failedConclusions[j.Conclusion.V]:
-				r.FailedJobs = 1
-			case j.Conclusion.V == "success":
-				r.SuccessJobs = 1
-			}
-		}
+		RunCounters: schema.JobCounters(lwwStr(j.Status), lwwStr(j.Conclusion)),
 	}
 	if ttl, ok := j.ttl(); ok {
 		r.TTL = rowTTL(ttl)

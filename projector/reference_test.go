@@ -38,6 +38,7 @@ func reference(t *testing.T, events []schema.Event) (view, counterNames) {
 	out := view{}
 	counterRows := counterNames{}
 	sums := map[string]*projector.Contribution{}
+	var runs, jobs []map[string]types.AttributeValue
 	for _, evs := range bySubject {
 		sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time.Before(evs[j].Time) })
 		var agg projector.Aggregate
@@ -64,6 +65,7 @@ func reference(t *testing.T, events []schema.Event) (view, counterNames) {
 		}
 		for _, it := range agg.Items() {
 			out[projector.ItemID(it.Table, it.Item)] = projector.CanonicalItem(it.Item)
+			runs, jobs = collectRunItems(it.Table, it.Item, runs, jobs)
 		}
 		for _, c := range agg.Contributions() {
 			s, ok := sums[c.RowID()]
@@ -112,13 +114,45 @@ func reference(t *testing.T, events []schema.Event) (view, counterNames) {
 		}
 		out[id] = projector.CanonicalItem(row)
 	}
+	addRunSummaries(t, out, runs, jobs)
 	return out, counterRows
 }
 
-// actual reads every projection table of a DynamoDB store.
+// runSummaryTable names the rows a view holds for run summaries, as
+// readers sum them (schema.SummarizeRuns of the raw workflow-runs and
+// workflow-jobs items): the id of run pk's is runSummaryTable+"|"+pk.
+const runSummaryTable = "run-summary"
+
+// collectRunItems appends a raw item of table to runs or jobs, the items
+// run summaries are summed from.
+func collectRunItems(table string, it map[string]types.AttributeValue, runs, jobs []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, []map[string]types.AttributeValue) {
+	switch table {
+	case schema.TableWorkflowRuns:
+		runs = append(runs, it)
+	case schema.TableWorkflowJobs:
+		jobs = append(jobs, it)
+	}
+	return runs, jobs
+}
+
+// addRunSummaries adds to v the run summaries summed from the raw items.
+func addRunSummaries(t *testing.T, v view, runs, jobs []map[string]types.AttributeValue) {
+	t.Helper()
+	sums, err := schema.SummarizeRuns(runs, jobs)
+	if err != nil {
+		t.Fatalf("run summaries: %v", err)
+	}
+	for _, s := range sums {
+		v[runSummaryTable+"|"+s["pk"].(*types.AttributeValueMemberS).Value] = projector.CanonicalItem(s)
+	}
+}
+
+// actual reads every projection table of a DynamoDB store, and sums the
+// run summaries from them.
 func actual(t *testing.T, c *awsclient.Clients, n schema.Naming, counterRows counterNames) view {
 	t.Helper()
 	out := view{}
+	var runs, jobs []map[string]types.AttributeValue
 	for _, table := range projectionTables {
 		p := dynamodb.NewScanPaginator(c.DynamoDB, &dynamodb.ScanInput{TableName: aws.String(n.Table(table)), ConsistentRead: aws.Bool(true)})
 		for p.HasMorePages() {
@@ -127,21 +161,28 @@ func actual(t *testing.T, c *awsclient.Clients, n schema.Naming, counterRows cou
 				t.Fatalf("scan %s: %v", table, err)
 			}
 			for _, it := range page.Items {
-				out[projector.ItemID(table, it)] = projector.CanonicalItem(schema.StripInternal(it))
+				out[projector.ItemID(table, it)] = projector.CanonicalItem(it)
+				runs, jobs = collectRunItems(table, it, runs, jobs)
 			}
 		}
 	}
+	addRunSummaries(t, out, runs, jobs)
 	return dropZeroCounters(out, counterRows)
 }
 
-// actualMem reads every projection table of a MemStore.
-func actualMem(m *projector.MemStore, counterRows counterNames) view {
+// actualMem reads every projection table of a MemStore, and sums the run
+// summaries from them.
+func actualMem(t *testing.T, m *projector.MemStore, counterRows counterNames) view {
+	t.Helper()
 	out := view{}
+	var runs, jobs []map[string]types.AttributeValue
 	for _, table := range projectionTables {
 		for _, it := range m.Items(table) {
-			out[projector.ItemID(table, it)] = projector.CanonicalItem(schema.StripInternal(it))
+			out[projector.ItemID(table, it)] = projector.CanonicalItem(it)
+			runs, jobs = collectRunItems(table, it, runs, jobs)
 		}
 	}
+	addRunSummaries(t, out, runs, jobs)
 	return dropZeroCounters(out, counterRows)
 }
 

@@ -96,13 +96,20 @@ func TestFailedItemWriteRepairedByRedelivery(t *testing.T) {
 // items of its partition of workflow-runs, summed (nil: none).
 func memRunSummary(t *testing.T, store *projector.MemStore, pk string) map[string]types.AttributeValue {
 	t.Helper()
-	var items []map[string]types.AttributeValue
+	var items, jobs []map[string]types.AttributeValue
 	for _, it := range store.Items(schema.TableWorkflowRuns) {
 		if sAttr(it, "pk") == pk {
 			items = append(items, schema.StripInternal(it))
 		}
 	}
-	s, err := schema.SummarizeRun(items)
+	for _, it := range store.Items(schema.TableWorkflowJobs) {
+		if share, ok, err := schema.JobShare(it); err != nil {
+			t.Fatal(err)
+		} else if ok && sAttr(share, "pk") == pk {
+			jobs = append(jobs, it)
+		}
+	}
+	s, err := schema.SummarizeRun(items, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}

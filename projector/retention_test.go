@@ -64,8 +64,8 @@ func project(t *testing.T, store projector.Store, cfg projector.Config, in []pro
 // TestRetentionCountsFromRecordedAt: events dated long ago (a backfill, a
 // replay, a late delivery) but recorded now stay visible for the retention
 // period: every item with a TTL expires 90 days after the latest recordedat
-// of its aggregate's events, and each run row with the last of its jobs,
-// rounded up to midnight UTC.
+// of its aggregate's events, and each run summary with the last of its
+// jobs, rounded up to midnight UTC.
 func TestRetentionCountsFromRecordedAt(t *testing.T) {
 	recorded := time.Date(2026, 11, 24, 9, 30, 15, 0, time.UTC)
 	store := projector.NewMemStore()
@@ -82,14 +82,21 @@ func TestRetentionCountsFromRecordedAt(t *testing.T) {
 			}
 		}
 	}
-	runs := store.Items(schema.TableWorkflowRuns)
+	runs := map[string]bool{}
+	for _, it := range store.Items(schema.TableWorkflowJobs) {
+		if share, ok, err := schema.JobShare(it); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			runs[sAttr(share, "pk")] = true
+		}
+	}
 	if len(runs) == 0 {
-		t.Fatal("no run rows")
+		t.Fatal("no run summaries")
 	}
 	midnight := time.Date(2027, 2, 23, 0, 0, 0, 0, time.UTC).Unix() // the day after 2027-02-22T09:30:15Z
-	for id, it := range runs {
-		if got := ttlOf(t, it); got != midnight {
-			t.Errorf("run row %s: ttl %s, want %s (the last job's, rounded up to midnight)", id, time.Unix(got, 0).UTC(), time.Unix(midnight, 0).UTC())
+	for pk := range runs {
+		if got := ttlOf(t, memRunSummary(t, store, pk)); got != midnight {
+			t.Errorf("run summary %s: ttl %s, want %s (the last job's, rounded up to midnight)", pk, time.Unix(got, 0).UTC(), time.Unix(midnight, 0).UTC())
 		}
 	}
 	// Tables without TTL (seed 002's executions, the stage metrics rows)

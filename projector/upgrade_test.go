@@ -2,6 +2,7 @@ package projector_test
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -13,15 +14,30 @@ import (
 	"github.com/streamfold/streamfold/schema"
 )
 
-// TestUpgradeFromRunSummaryRows: a projector before run job items kept one
-// summary row per run (sk "v") and recorded each job's contribution to it
-// with the job's state. Emulated here by the contributions hook (the old
-// counting rule) and the items hook (no shares). After the
-// upgrade, jobs that change take their contribution back from the old row
-// and write their shares, jobs that do not change stay counted by the old
-// row, and the run's summary, summed on read, equals that of a projection
-// built by the new projector from the start, at every step.
-func TestUpgradeFromRunSummaryRows(t *testing.T) {
+// TestUpgradeFromRunSummaryRows and TestUpgradeFromRunShares: two older
+// projectors, emulated with the test hooks. The first kept one summary row
+// per run (sk "v") and recorded each job's contribution to it with the
+// job's state (the contributions hook: the old counting rule; the items
+// hook: no shares, job items unmarked). The second wrote each job's share
+// of its run as a run job item (sk "job#<id>") beside an unmarked job
+// item. After the upgrade, jobs that change take their contribution back
+// from the old row (first) and mark their job items, which then count in
+// place of their old shares (second); jobs that do not change stay counted
+// by the old row or share; and the run's summary, summed on read, equals
+// that of a projection built by the new projector from the start, at
+// every step.
+func TestUpgradeFromRunSummaryRows(t *testing.T) { checkUpgrade(t, true) }
+
+func TestUpgradeFromRunShares(t *testing.T) { checkUpgrade(t, false) }
+
+// unmarked returns a copy of a job item without AttrCountsInRun.
+func unmarked(it map[string]types.AttributeValue) map[string]types.AttributeValue {
+	out := maps.Clone(it)
+	delete(out, schema.AttrCountsInRun)
+	return out
+}
+
+func checkUpgrade(t *testing.T, rows bool) {
 	var evs []schema.Event
 	for _, f := range foldLoad(t, filepath.Join("testdata", "fold", "seed003_jobs.ndjson")) {
 		if strings.HasPrefix(f.E.Subject, "github/12345/job/") {
@@ -31,6 +47,19 @@ func TestUpgradeFromRunSummaryRows(t *testing.T) {
 	if len(evs) < 6 {
 		t.Fatalf("%d job events in the fixture, want a run's worth", len(evs))
 	}
+	// Every job's first event first, so that each job is projected before
+	// the upgrade and the ones with later events change after it.
+	seen := map[string]bool{}
+	var firsts, rest []schema.Event
+	for _, e := range evs {
+		if seen[e.Subject] {
+			rest = append(rest, e)
+		} else {
+			seen[e.Subject] = true
+			firsts = append(firsts, e)
+		}
+	}
+	evs = append(firsts, rest...)
 	ctx := context.Background()
 	const runPK = "12345#54321#1"
 	summary := func(m *projector.MemStore) map[string]types.AttributeValue { return memRunSummary(t, m, runPK) }
@@ -47,14 +76,26 @@ func TestUpgradeFromRunSummaryRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	half := len(evs) / 2
-	restoreContrib := projector.SetContributionsHookForTest(func(a projector.Aggregate, c []projector.Contribution) []projector.Contribution {
-		return append(c, projector.LegacyRunContributionsForTest(a)...)
-	})
+	restoreContrib := func() {}
+	if rows {
+		restoreContrib = projector.SetContributionsHookForTest(func(a projector.Aggregate, c []projector.Contribution) []projector.Contribution {
+			return append(c, projector.LegacyRunContributionsForTest(a)...)
+		})
+	}
 	restoreItems := projector.SetItemsHookForTest(func(_ projector.Aggregate, items []projector.Item) []projector.Item {
-		var out []projector.Item // the old projector wrote no shares
+		var out []projector.Item
 		for _, it := range items {
-			if it.Table != schema.TableWorkflowRuns {
+			if it.Table != schema.TableWorkflowJobs {
 				out = append(out, it)
+				continue
+			}
+			out = append(out, projector.Item{Table: it.Table, Item: unmarked(it.Item)})
+			share, ok, err := schema.JobShare(it.Item)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok && !rows {
+				out = append(out, projector.Item{Table: schema.TableWorkflowRuns, Item: share})
 			}
 		}
 		return out
@@ -64,8 +105,9 @@ func TestUpgradeFromRunSummaryRows(t *testing.T) {
 	}
 	restoreContrib()
 	restoreItems()
-	if len(old.Items(schema.TableWorkflowRuns)) != 1 {
-		t.Fatalf("the old projector left %d workflow-runs items, want its one summary row", len(old.Items(schema.TableWorkflowRuns)))
+	oldItems := len(old.Items(schema.TableWorkflowRuns))
+	if rows && oldItems != 1 || !rows && oldItems == 0 {
+		t.Fatalf("the old projector left %d workflow-runs items, want its one summary row (rows %v) or a share per job", oldItems, rows)
 	}
 
 	fresh := projector.NewMemStore()
@@ -86,13 +128,14 @@ func TestUpgradeFromRunSummaryRows(t *testing.T) {
 		return out
 	}
 	if got, want := counters(summary(old)), counters(summary(fresh)); !reflect.DeepEqual(got, want) {
-		t.Fatalf("before the upgrade: old row %v, want %v", got, want)
+		t.Fatalf("before the upgrade: old summary %v, want %v", got, want)
 	}
 	upgraded, err := projector.New(old, projector.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One job gets no event after the upgrade: the old row keeps counting it.
+	// One job gets no event after the upgrade: the old row or share keeps
+	// counting it.
 	untouched := evs[0].Subject
 	for i, e := range evs[half:] {
 		if e.Subject == untouched {
@@ -104,14 +147,23 @@ func TestUpgradeFromRunSummaryRows(t *testing.T) {
 			t.Fatalf("after %d upgraded events: summary %v, want %v", i+1, got, want)
 		}
 	}
-	row, _ := old.Get(ctx, schema.TableWorkflowRuns, map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: runPK}, "sk": &types.AttributeValueMemberS{Value: schema.RunSummarySK}})
-	shares := len(old.Items(schema.TableWorkflowRuns)) - 1
-	if row == nil || shares < 1 {
-		t.Fatalf("old row %v, %d shares: want both, the upgrade half done", row, shares)
+	marked, unmarkedJobs := 0, 0
+	for _, it := range old.Items(schema.TableWorkflowJobs) {
+		if _, ok := it[schema.AttrCountsInRun]; ok {
+			marked++
+		} else if sAttr(it, "created_at") != "" {
+			unmarkedJobs++
+		}
 	}
-	// Both paths ran: jobs that changed moved to shares, and the old row
-	// still counts the ones that did not.
-	if total := row["total_jobs"].(*types.AttributeValueMemberN).Value; total == "0" {
-		t.Fatalf("the old row counts no job: every job changed, the test does not cover the ones that did not (%d shares)", shares)
+	// Both paths ran: jobs that changed count from their marked items, and
+	// the old row or shares still count the ones that did not.
+	if marked == 0 || unmarkedJobs == 0 {
+		t.Fatalf("%d marked and %d unmarked job items: want both, the upgrade half done", marked, unmarkedJobs)
+	}
+	if rows {
+		row, _ := old.Get(ctx, schema.TableWorkflowRuns, map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: runPK}, "sk": &types.AttributeValueMemberS{Value: schema.RunSummarySK}})
+		if row == nil || row["total_jobs"].(*types.AttributeValueMemberN).Value == "0" {
+			t.Fatalf("the old row %v counts no job: the test does not cover the jobs that did not change", row)
+		}
 	}
 }

@@ -260,14 +260,18 @@ func (w *world) memItems(table string) []map[string]any {
 }
 
 // memRuns returns the run summaries of the in-memory projection, as Run
-// reads them: each run's shares in workflow-runs, summed.
+// reads them: each run's jobs' items and what workflow-runs holds of it,
+// summed.
 func (w *world) memRuns(t *testing.T) []map[string]any {
 	t.Helper()
-	var items []map[string]types.AttributeValue
+	var items, jobs []map[string]types.AttributeValue
 	for _, it := range w.mem.Items(schema.TableWorkflowRuns) {
 		items = append(items, it)
 	}
-	sums, err := schema.SummarizeRuns(items)
+	for _, it := range w.mem.Items(schema.TableWorkflowJobs) {
+		jobs = append(jobs, it)
+	}
+	sums, err := schema.SummarizeRuns(items, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -222,8 +222,9 @@ func (c *Client) repoStats(ctx context.Context, base *dynamodb.QueryInput) (Repo
 type RunView struct {
 	// Run is the run's summary (total_jobs, completed_jobs, failed_jobs,
 	// success_jobs, waiting_jobs, status, conclusion), summed from its
-	// jobs' shares in the workflow-runs table (schema.SummarizeRun); nil
-	// when no job of the run has been projected with its run.
+	// jobs' items (GSI3) and what the workflow-runs table still holds of
+	// the run (schema.SummarizeRun); nil when no job of the run has been
+	// projected with its run.
 	Run map[string]any `json:"run"`
 	// Jobs are the run's jobs in created_at order (GSI3).
 	Jobs []map[string]any `json:"jobs"`
@@ -231,13 +232,14 @@ type RunView struct {
 	// the summary row (when present) counts as many completed jobs as jobs.
 	Complete bool `json:"complete"`
 	// Truncated is true when the run had more than Config.MaxReadItems jobs
-	// (then the summary too counts only the shares read).
+	// (then the summary too counts only the jobs read).
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// Run returns a run's summary (one Query of the run's partition of
-// workflow-runs, every page: its jobs' shares, summed) and its jobs (GSI3:
-// [installation_id, run_id, run_attempt] / created_at, every page) and
+// Run returns a run's jobs (GSI3: [installation_id, run_id, run_attempt] /
+// created_at, every page) and its summary (those jobs' shares, summed with
+// what one Query of the run's partition of workflow-runs returns, every
+// page: shares of jobs not in GSI3 and an older projector's rows), and
 // says whether it is complete (seed 003's "check if workflow run
 // complete").
 func (c *Client) Run(ctx context.Context, installation, runID, attempt int64) (RunView, error) {
@@ -254,14 +256,14 @@ func (c *Client) Run(ctx context.Context, installation, runID, attempt int64) (R
 	if err != nil {
 		return RunView{}, err
 	}
-	run, err := schema.SummarizeRun(shares)
-	if err != nil {
-		return RunView{}, fmt.Errorf("query: run %s: %w", key, err)
-	}
 	k := newCond().eq("installation_id", avN(installation)).eq("run_id", avN(runID)).eq("run_attempt", avN(attempt))
 	items, truncated, err := c.all(ctx, "run jobs", c.queryInput(schema.TableWorkflowJobs, "GSI3", k, nil, true), c.cfg.MaxReadItems)
 	if err != nil {
 		return RunView{}, err
+	}
+	run, err := schema.SummarizeRun(shares, items)
+	if err != nil {
+		return RunView{}, fmt.Errorf("query: run %s: %w", key, err)
 	}
 	if run == nil && len(items) == 0 {
 		return RunView{}, fmt.Errorf("%w: run %s", ErrNotFound, key)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,7 +15,7 @@ import (
 	"github.com/streamfold/streamfold/schema"
 )
 
-// ScanAPI is DynamoDB's Scan, which Client.Observed calls once, for its
+// ScanAPI is DynamoDB's Scan, which Client.Observed calls twice, for its
 // bounded sample of runs. *dynamodb.Client has it; a DynamoAPI without it
 // makes Observed fail with ErrNoScan.
 type ScanAPI interface {
@@ -25,9 +26,20 @@ type ScanAPI interface {
 // Client.Observed needs.
 var ErrNoScan = errors.New("query: the DynamoDB client cannot Scan")
 
-// ObservedRunSample bounds Observed's sample of the workflow-runs table:
-// one Scan request of at most this many items.
-const ObservedRunSample = 1000
+// ObservedRunSample bounds Observed's sample of the workflow-runs table
+// and ObservedJobSample its sample of the workflow-jobs table: one Scan
+// request of at most this many items each.
+const (
+	ObservedRunSample = 1000
+	ObservedJobSample = 250
+)
+
+// with returns a copy of a with b's entries added.
+func with(a, b map[string]string) map[string]string {
+	out := maps.Clone(a)
+	maps.Copy(out, b)
+	return out
+}
 
 // Observed is what the data holds, for a client (the dashboard) to offer
 // as choices and to place its default windows on: the installations and
@@ -82,12 +94,13 @@ func (s *Span) widen(v string) {
 }
 
 // Observed reads what the data holds (see Observed). Its cost does not grow
-// with the data: one Scan of the workflow-runs table (the jobs' shares of
-// their runs' summaries, summed per run), bounded to ObservedRunSample
-// items and projecting the keys, installation_id, repo_full_name and the
-// counters status derives from (the only Scan of the package: no index
-// lists installations; a share is about 200 bytes, so the sample is some
-// 25 read units at most); two Queries of one item (oldest and newest) per execution
+// with the data: one Scan of the workflow-jobs table bounded to
+// ObservedJobSample items (a job item is about 1 KB: some 32 read units at
+// most) and one of the workflow-runs table bounded to ObservedRunSample
+// items (shares of about 200 bytes and older summary rows: some 25 read
+// units at most), projecting the keys, the run's ids, repo_full_name and
+// what status derives from, summed per run (the only Scans of the
+// package: no index lists installations); two Queries of one item (oldest and newest) per execution
 // status on StatusDateIndex and per message stage on
 // stage-created_date-index (times the shards of a sharded index); one
 // Query of one item per workflow type for the newest metrics row.
@@ -124,20 +137,32 @@ func (c *Client) Observed(ctx context.Context) (Observed, error) {
 	return out, nil
 }
 
-// sampleRuns fills the installations from one bounded Scan of the runs.
+// sampleRuns fills the installations from two bounded Scans: of the
+// workflow-jobs table (its items are their jobs' shares of their runs'
+// summaries) and of the workflow-runs table (shares of jobs not in GSI3
+// and an older projector's summary rows), summed per run.
 func (c *Client) sampleRuns(ctx context.Context, scanner ScanAPI, out *Observed) error {
-	res, err := scanner.Scan(ctx, &dynamodb.ScanInput{
+	names := map[string]string{"#pk": "pk", "#sk": "sk", "#i": "installation_id", "#ru": "run_id", "#a": "run_attempt", "#r": "repo_full_name"}
+	jobs, err := scanner.Scan(ctx, &dynamodb.ScanInput{
+		TableName:                aws.String(c.naming.Table(schema.TableWorkflowJobs)),
+		Limit:                    aws.Int32(ObservedJobSample),
+		ProjectionExpression:     aws.String("#pk, #sk, #i, #ru, #a, #r, #j, #s, #c, #m"),
+		ExpressionAttributeNames: with(names, map[string]string{"#j": "job_id", "#s": "status", "#c": "conclusion", "#m": schema.AttrCountsInRun}),
+	})
+	if err != nil {
+		return fmt.Errorf("query: observed: sample jobs: %w", err)
+	}
+	rows, err := scanner.Scan(ctx, &dynamodb.ScanInput{
 		TableName:                aws.String(c.naming.Table(schema.TableWorkflowRuns)),
 		Limit:                    aws.Int32(ObservedRunSample),
-		ProjectionExpression:     aws.String("#pk, #sk, #i, #r, #t, #c, #w"),
-		ExpressionAttributeNames: map[string]string{"#pk": "pk", "#sk": "sk", "#i": "installation_id", "#r": "repo_full_name", "#t": "total_jobs", "#c": "completed_jobs", "#w": "waiting_jobs"},
+		ProjectionExpression:     aws.String("#pk, #sk, #i, #ru, #a, #r, #t, #c, #w"),
+		ExpressionAttributeNames: with(names, map[string]string{"#t": "total_jobs", "#c": "completed_jobs", "#w": "waiting_jobs"}),
 	})
 	if err != nil {
 		return fmt.Errorf("query: observed: sample runs: %w", err)
 	}
-	// The items are jobs' shares of their runs' summaries: a run's status
-	// is the one its shares in the sample sum to.
-	sums, err := schema.SummarizeRuns(res.Items)
+	// A run's status is the one its jobs in the sample sum to.
+	sums, err := schema.SummarizeRuns(rows.Items, jobs.Items)
 	if err != nil {
 		return fmt.Errorf("query: observed: sample runs: %w", err)
 	}
@@ -170,7 +195,7 @@ func (c *Client) sampleRuns(ctx context.Context, scanner ScanAPI, out *Observed)
 		return cmp.Or(cmp.Compare(b.InProgressRuns, a.InProgressRuns), cmp.Compare(b.Runs, a.Runs), cmp.Compare(a.Installation, b.Installation))
 	})
 	out.SampledRuns = len(runs)
-	out.Truncated = len(res.LastEvaluatedKey) > 0
+	out.Truncated = len(rows.LastEvaluatedKey) > 0 || len(jobs.LastEvaluatedKey) > 0
 	return nil
 }
 

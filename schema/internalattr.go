@@ -18,6 +18,9 @@ const (
 	// AttrRowStamps maps each static attribute of a counter row to the
 	// stamp of the value it holds (the greatest among its contributors).
 	AttrRowStamps = "_at"
+	// AttrCountsInRun marks a workflow-jobs item that counts in its run's
+	// summary by itself (JobItem.CountsInRun, SummarizeRun).
+	AttrCountsInRun = "_r"
 )
 
 // IsInternalAttribute reports whether an attribute name is projector

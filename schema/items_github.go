@@ -68,6 +68,11 @@ type JobItem struct {
 	LastUpdatedAt string `dynamodbav:"last_updated_at,omitempty" json:"last_updated_at,omitempty"`
 	// TTL is the expiry, epoch seconds (AttrTTL).
 	TTL int64 `dynamodbav:"ttl,omitempty" json:"ttl,omitempty"`
+	// CountsInRun (AttrCountsInRun, projector bookkeeping) is true when the
+	// item is its job's share of its run's summary (SummarizeRun): the
+	// item names the run and is in GSI3. Items an older projector wrote
+	// lack it; their runs count them from a RunJobItem or a summary row.
+	CountsInRun bool `dynamodbav:"_r,omitempty" json:"_r,omitempty"`
 }
 
 // RunItem is a workflow run's summary (seed 003's workflow_runs item, pk

@@ -1,6 +1,9 @@
 package schema
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // Keys and vocabularies of the projections that both the projector (which
 // writes them) and the query package (which reads them) must agree on.
@@ -30,9 +33,9 @@ func JobStatuses() []string { return Statuses(AggregateJob) }
 
 // FailedConclusions returns the job conclusions that count as failures in
 // a run summary's failed_jobs (a fresh slice each call).
-func FailedConclusions() []string {
-	return []string{"failure", "timed_out", "startup_failure"}
-}
+func FailedConclusions() []string { return slices.Clone(failedConclusions) }
+
+var failedConclusions = []string{"failure", "timed_out", "startup_failure"}
 
 // MessageStatuses returns seed 004's message statuses in lifecycle order,
 // the counters of a per-stage message-count row (a fresh slice each call).

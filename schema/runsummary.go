@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,12 +13,14 @@ import (
 )
 
 // A run's summary (seed 003's workflow_runs item) is not stored as one row
-// that every job event rewrites. Each job keeps its own share of it, a
-// RunJobItem in the run's partition of the workflow-runs table (pk
-// RunKey, sk RunJobSK(job)), written with the job's other items; the
-// summary is their sum, computed by SummarizeRun when it is read (one Query
-// of the partition). docs/decisions.md, "Run summaries summed on read",
-// says why.
+// that every job event rewrites. It is summed when read (SummarizeRun) from
+// its jobs' shares: a job's share is its workflow-jobs item itself, read
+// from GSI3 (the seed's "check if workflow run complete" query), when the
+// item is marked AttrCountsInRun; otherwise (items older projectors wrote,
+// and jobs not in GSI3 for want of a created_at) a RunJobItem in the run's
+// partition of workflow-runs (pk RunKey, sk RunJobSK(job)). Projectors
+// before either kept one summary row per run; SummarizeRun still adds what
+// it counts. docs/decisions.md, "Run summaries summed on read", says why.
 
 // RunSummarySK is the sort key of a run's summary, and of the one summary
 // row per run that projectors before run job items wrote (its counters
@@ -51,9 +54,13 @@ var runCounters = []string{"total_jobs", "completed_jobs", "success_jobs", "fail
 // runAttrs are the run's own attributes a summary takes from its jobs.
 var runAttrs = []string{"repo_full_name", "workflow_name", "head_sha", "head_branch"}
 
-// SummarizeRun returns the summary (a RunItem, sk RunSummarySK) of the
-// items of one run's partition: its RunJobItems and the summary row of an
-// older projector, if any. Counters are summed; each of the run's own
+// SummarizeRun returns the summary (a RunItem, sk RunSummarySK) of one
+// run from the items of its partition of workflow-runs (RunJobItems and
+// the summary row of an older projector, if any) and its jobs' items
+// (workflow-jobs items, from GSI3). A job item counts when it is marked
+// AttrCountsInRun (JobShare), and then in place of any RunJobItem of the
+// same job; unmarked job items are left out (their run counts them from a
+// RunJobItem or the older row). Counters are summed; each of the run's own
 // attributes is the value of the job with the greatest id that has it
 // (GitHub numbers jobs in creation order, so: the latest job's), else the
 // older row's; ttl is the greatest; status and conclusion are derived from
@@ -61,8 +68,13 @@ var runAttrs = []string{"repo_full_name", "workflow_name", "head_sha", "head_bra
 // sums to 0 is absent. It returns nil when no job counts (no items, or an
 // older row whose jobs have all moved to their own items).
 //
-// It is a pure function of the set of items: their order does not matter.
-func SummarizeRun(items []map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+// It is a pure function of the two sets of items: their order does not
+// matter.
+func SummarizeRun(partition, jobs []map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	items, err := withJobShares(partition, jobs)
+	if err != nil {
+		return nil, err
+	}
 	var sum RunItem
 	counts := make(map[string]int64, len(runCounters))
 	attrJob := map[string]int64{} // the job id an attribute was taken from; -1: the older row
@@ -127,14 +139,29 @@ func SummarizeRun(items []map[string]types.AttributeValue) (map[string]types.Att
 	return out, nil
 }
 
-// SummarizeRuns groups items of the workflow-runs table by run (pk) and
-// returns each run's summary (SummarizeRun), ordered by pk; runs whose
-// jobs all sum to nothing are left out.
-func SummarizeRuns(items []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+// SummarizeRuns groups the items of the workflow-runs table (partition)
+// and of the workflow-jobs table (jobs) by run and returns each run's
+// summary (SummarizeRun), ordered by pk; runs whose jobs all sum to
+// nothing are left out. Unmarked job items are ignored.
+func SummarizeRuns(partition, jobs []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
 	byRun := map[string][]map[string]types.AttributeValue{}
-	for _, it := range items {
+	for _, it := range partition {
 		pk := strAttrOf(it, "pk")
 		byRun[pk] = append(byRun[pk], it)
+	}
+	jobsOf := map[string][]map[string]types.AttributeValue{}
+	for _, it := range jobs {
+		share, ok, err := JobShare(it)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			pk := strAttrOf(share, "pk")
+			jobsOf[pk] = append(jobsOf[pk], it)
+			if byRun[pk] == nil {
+				byRun[pk] = []map[string]types.AttributeValue{}
+			}
+		}
 	}
 	keys := make([]string, 0, len(byRun))
 	for k := range byRun {
@@ -143,12 +170,96 @@ func SummarizeRuns(items []map[string]types.AttributeValue) ([]map[string]types.
 	sort.Strings(keys)
 	var out []map[string]types.AttributeValue
 	for _, k := range keys {
-		s, err := SummarizeRun(byRun[k])
+		s, err := SummarizeRun(byRun[k], jobsOf[k])
 		if err != nil {
 			return nil, err
 		}
 		if s != nil {
 			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// JobShare returns the share of its run (a RunJobItem's attributes: pk
+// RunKey, sk RunJobSK, the 0/1 counters, the run's attributes, the ttl
+// rounded up to midnight by RowTTL) that a workflow-jobs item marked
+// AttrCountsInRun stands for; ok is false for an unmarked item.
+func JobShare(job map[string]types.AttributeValue) (share map[string]types.AttributeValue, ok bool, err error) {
+	if b, isB := job[AttrCountsInRun].(*types.AttributeValueMemberBOOL); !isB || !b.Value {
+		return nil, false, nil
+	}
+	var it JobItem
+	if err := attributevalue.UnmarshalMap(job, &it); err != nil {
+		return nil, false, fmt.Errorf("schema: job item %s as its run's share: %w", strAttrOf(job, "pk"), err)
+	}
+	if it.JobID <= 0 || it.RunID <= 0 || it.RunAttempt <= 0 {
+		return nil, false, fmt.Errorf("schema: job item %s counts in its run but names no job, run or attempt", strAttrOf(job, "pk"))
+	}
+	r := RunJobItem{
+		PK: RunKey(it.InstallationID, it.RunID, it.RunAttempt), SK: RunJobSK(it.JobID), JobID: it.JobID,
+		RunAttrs: RunAttrs{InstallationID: it.InstallationID, RunID: it.RunID, RunAttempt: it.RunAttempt,
+			RepoFullName: it.RepoFullName, WorkflowName: it.WorkflowName, HeadSHA: it.HeadSHA, HeadBranch: it.HeadBranch},
+		RunCounters: JobCounters(it.Status, it.Conclusion),
+	}
+	if it.TTL > 0 {
+		r.TTL = RowTTL(it.TTL)
+	}
+	out, err := attributevalue.MarshalMap(r)
+	return out, err == nil, err
+}
+
+// JobCounters are the 0/1 run counters of a job of status and conclusion:
+// total_jobs 1, waiting_jobs while it waits for a deployment's approval,
+// completed_jobs once completed, and then failed_jobs for the conclusions
+// FailedConclusions, success_jobs for success.
+func JobCounters(status, conclusion string) RunCounters {
+	c := RunCounters{TotalJobs: 1}
+	switch status {
+	case "waiting":
+		c.WaitingJobs = 1
+	case "completed":
+		c.CompletedJobs = 1
+		switch {
+		case slices.Contains(failedConclusions, conclusion):
+			c.FailedJobs = 1
+		case conclusion == "success":
+			c.SuccessJobs = 1
+		}
+	}
+	return c
+}
+
+// RowTTL rounds an item's expiry up to the next UTC midnight: the expiry of
+// a row or share that should outlive the item by less than a day but not
+// be rewritten more than once a day for it.
+func RowTTL(itemTTL int64) int64 {
+	const day = 86400
+	return (itemTTL + day - 1) / day * day
+}
+
+// withJobShares returns partition with the shares of the marked job items
+// added, each in place of a RunJobItem of the same job.
+func withJobShares(partition, jobs []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	if len(jobs) == 0 {
+		return partition, nil
+	}
+	shares := make([]map[string]types.AttributeValue, 0, len(jobs))
+	bySK := map[string]bool{}
+	for _, j := range jobs {
+		share, ok, err := JobShare(j)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			shares = append(shares, share)
+			bySK[strAttrOf(share, "sk")] = true
+		}
+	}
+	out := shares
+	for _, it := range partition {
+		if !bySK[strAttrOf(it, "sk")] {
+			out = append(out, it)
 		}
 	}
 	return out, nil

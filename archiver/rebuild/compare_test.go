@@ -173,7 +173,7 @@ func TestReads(t *testing.T) {
 		{KindWorkflowMetrics, "query sf-prod-workflows GSI1 #wt = :wt AND #et = :et map[#et:entityType #wt:workflowType] wt=step-functions et=metrics\n" +
 			"query sf-prod-workflows GSI1 #wt = :wt AND #et = :et map[#et:entityType #wt:workflowType] wt=durable-functions et=metrics"},
 		{KindMessageCounts, "scan sf-prod-metrics consistent=true filter begins_with(#s, :p) map[#s:scope] messages/"},
-		{KindRunSummaries, "scan sf-prod-workflow-runs consistent=true"},
+		{KindRunSummaries, "scan sf-prod-workflow-runs consistent=true\nscan sf-prod-workflow-jobs consistent=true"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {

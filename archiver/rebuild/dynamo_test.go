@@ -99,7 +99,11 @@ func TestRebuildAndVerifyDynamoDB(t *testing.T) {
 	diffViews(t, viewA, viewB, "A (stream projection)", "B (rebuild)")
 	t.Logf("items compared per table: %v", counts(viewB))
 	for _, table := range append(projectionTables, schema.TableAggregates) {
-		if counts(viewB)[table] == 0 {
+		// workflow-runs holds only what older projectors left of run
+		// summaries (and the empty shares of a job named in two runs): the
+		// summaries, summed from the job items, are compared by Verify
+		// below, which wants a non-zero count of them on both sides.
+		if counts(viewB)[table] == 0 && table != schema.TableWorkflowRuns {
 			t.Fatalf("B holds no %s item: the comparison would be vacuous", table)
 		}
 	}
@@ -121,7 +125,9 @@ func TestRebuildAndVerifyDynamoDB(t *testing.T) {
 	}
 	var wantFull []string
 	for _, l := range FreshTables {
-		if l != schema.TableEvents { // a rebuild writes projections, not events
+		// A rebuild writes projections, not events; workflow-runs only when
+		// a job was named in two runs.
+		if l != schema.TableEvents && (l != schema.TableWorkflowRuns || counts(viewB)[l] > 0) {
 			wantFull = append(wantFull, nB.Table(l))
 		}
 	}

@@ -40,10 +40,12 @@ func NewDynamoLive(api LiveAPI, n schema.Naming) (*DynamoLive, error) {
 	return &DynamoLive{api: api, naming: n}, nil
 }
 
-// read is one planned request: a Scan or a Query.
+// read is one planned request: a Scan or a Query, of the kind's table or
+// (with) of its With table.
 type read struct {
 	scan  *dynamodb.ScanInput
 	query *dynamodb.QueryInput
+	with  bool
 }
 
 // reads plans the requests that fetch every row of kind (pure; tested):
@@ -54,7 +56,7 @@ type read struct {
 //   - message counts: a consistent Scan of the metrics table, filtered on
 //     the "messages/" scope prefix;
 //   - run summaries: a consistent Scan of workflow-runs (it holds nothing
-//     else).
+//     else) and one of workflow-jobs (the jobs' shares).
 func reads(kind RowKind, n schema.Naming) ([]read, error) {
 	table := aws.String(n.Table(kind.Table))
 	switch kind.Name {
@@ -82,7 +84,10 @@ func reads(kind RowKind, n schema.Naming) ([]read, error) {
 			ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: schema.MessageScopePrefix}},
 		}}}, nil
 	case KindRunSummaries:
-		return []read{{scan: &dynamodb.ScanInput{TableName: table, ConsistentRead: aws.Bool(true)}}}, nil
+		return []read{
+			{scan: &dynamodb.ScanInput{TableName: table, ConsistentRead: aws.Bool(true)}},
+			{scan: &dynamodb.ScanInput{TableName: aws.String(n.Table(kind.With)), ConsistentRead: aws.Bool(true)}, with: true},
+		}, nil
 	}
 	return nil, fmt.Errorf("rebuild: unknown row kind %q", kind.Name)
 }
@@ -93,9 +98,12 @@ func (d *DynamoLive) Rows(ctx context.Context, kind RowKind) ([]map[string]types
 	if err != nil {
 		return nil, err
 	}
-	var all []map[string]types.AttributeValue
-	keep := func(items []map[string]types.AttributeValue) { all = append(all, items...) }
+	var all, with []map[string]types.AttributeValue
 	for _, r := range rs {
+		keep := func(items []map[string]types.AttributeValue) { all = append(all, items...) }
+		if r.with {
+			keep = func(items []map[string]types.AttributeValue) { with = append(with, items...) }
+		}
 		if r.scan != nil {
 			p := dynamodb.NewScanPaginator(d.api, r.scan)
 			for p.HasMorePages() {
@@ -116,7 +124,7 @@ func (d *DynamoLive) Rows(ctx context.Context, kind RowKind) ([]map[string]types
 			keep(page.Items)
 		}
 	}
-	return kind.Rows(all)
+	return kind.Rows(all, with)
 }
 
 // storeLive reads rows from a MemStore.
@@ -127,10 +135,19 @@ type storeLive struct{ m *projector.MemStore }
 func StoreLive(m *projector.MemStore) Live { return storeLive{m} }
 
 func (s storeLive) Rows(_ context.Context, kind RowKind) ([]map[string]types.AttributeValue, error) {
-	items := s.m.Items(kind.Table)
+	return kind.Rows(s.items(kind.Table), s.items(kind.With))
+}
+
+// items are the MemStore's items of a logical table, in key order (none
+// for "").
+func (s storeLive) items(table string) []map[string]types.AttributeValue {
+	if table == "" {
+		return nil
+	}
+	items := s.m.Items(table)
 	all := make([]map[string]types.AttributeValue, 0, len(items))
 	for _, id := range slices.Sorted(maps.Keys(items)) {
 		all = append(all, items[id])
 	}
-	return kind.Rows(all)
+	return all
 }

@@ -32,11 +32,16 @@ type RowKind struct {
 	// with (0: exactly; strings always exactly).
 	Derived map[string]float64
 
+	// With is a second logical table whose items a kind that sums also
+	// sums (run summaries: workflow-jobs, whose items are their jobs'
+	// shares); empty for the others.
+	With string
+
 	match func(map[string]types.AttributeValue) bool
 	// summarize, when set, makes the kind's rows from the items of its
-	// table that match (run summaries: schema.SummarizeRuns of the jobs'
-	// shares); nil: the items are the rows.
-	summarize func([]map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error)
+	// table that match and the items of With (run summaries:
+	// schema.SummarizeRuns); nil: the items are the rows.
+	summarize func(items, with []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error)
 }
 
 // Matches reports whether an item of the kind's table is one of its rows
@@ -46,8 +51,9 @@ func (k RowKind) Matches(item map[string]types.AttributeValue) bool {
 }
 
 // Rows returns the kind's rows among items of its table: those that match,
-// summed into rows for a kind that sums (run summaries).
-func (k RowKind) Rows(items []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+// summed with the items of its With table (with) into rows for a kind that
+// sums (run summaries).
+func (k RowKind) Rows(items, with []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
 	var out []map[string]types.AttributeValue
 	for _, it := range items {
 		if k.Matches(it) {
@@ -57,7 +63,7 @@ func (k RowKind) Rows(items []map[string]types.AttributeValue) ([]map[string]typ
 	if k.summarize == nil {
 		return out, nil
 	}
-	return k.summarize(out)
+	return k.summarize(out, with)
 }
 
 func strAttr(item map[string]types.AttributeValue, name string) string {
@@ -83,11 +89,12 @@ func RowKinds() []RowKind {
 			},
 		},
 		{
-			// Summed from the jobs' shares (and an older projector's
-			// summary row) by schema.SummarizeRuns, which also derives
-			// status and conclusion: compared as they come.
+			// Summed from the jobs' items (and what workflow-runs holds:
+			// shares of jobs not in GSI3, an older projector's summary
+			// rows) by schema.SummarizeRuns, which also derives status
+			// and conclusion: compared as they come.
 			Name: KindRunSummaries, Table: schema.TableWorkflowRuns, Population: "total_jobs",
-			summarize: schema.SummarizeRuns,
+			With: schema.TableWorkflowJobs, summarize: schema.SummarizeRuns,
 		},
 	}
 }

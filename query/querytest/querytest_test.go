@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/streamfold/streamfold/projector"
 	"github.com/streamfold/streamfold/schema"
 )
@@ -23,10 +24,17 @@ func TestFixtureProjects(t *testing.T) {
 	if err := Project(t.Context(), mem, inputs); err != nil {
 		t.Fatal(err)
 	}
-	for table, min := range map[string]int{schema.TableExecutions: 5, schema.TableWorkflows: 8, schema.TableWorkflowJobs: 4, schema.TableWorkflowRuns: 2, schema.TableMessages: 3, schema.TableMetrics: 2} {
+	for table, min := range map[string]int{schema.TableExecutions: 5, schema.TableWorkflows: 8, schema.TableWorkflowJobs: 4, schema.TableMessages: 3, schema.TableMetrics: 2} {
 		if got := len(mem.Items(table)); got < min {
 			t.Errorf("%s: %d items, want at least %d", table, got, min)
 		}
+	}
+	var jobs []map[string]types.AttributeValue
+	for _, it := range mem.Items(schema.TableWorkflowJobs) {
+		jobs = append(jobs, it)
+	}
+	if runs, err := schema.SummarizeRuns(nil, jobs); err != nil || len(runs) < 2 {
+		t.Errorf("%d run summaries (%v), want at least 2", len(runs), err)
 	}
 	for _, e := range evs {
 		if e.Time.Before(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)) {
