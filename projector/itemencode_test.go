@@ -40,21 +40,41 @@ var itemTypes = []struct {
 // fillRandom sets every field of v (recursively) to a value drawn from r:
 // zero values (which omitempty leaves out), -0.0, empty and nil slices,
 // nil and non-nil pointers among them.
-func fillRandom(r *rand.Rand, v reflect.Value) {
+func fillRandom(r *rand.Rand, v reflect.Value) { fillWith(r, v, nil) }
+
+// fillWith fills v at random like fillRandom; special, when not nil, fills
+// the values it knows first (it returns true for those), at every depth.
+func fillWith(r *rand.Rand, v reflect.Value, special func(*rand.Rand, reflect.Value) bool) {
+	if special != nil && special(r, v) {
+		return
+	}
 	switch v.Kind() {
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {
-				fillRandom(r, v.Field(i))
+				fillWith(r, v.Field(i), special)
 			}
 		}
+	case reflect.Map:
+		if r.IntN(3) == 0 {
+			v.SetZero()
+			return
+		}
+		m := reflect.MakeMap(v.Type())
+		for range r.IntN(4) {
+			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+			fillWith(r, k, special)
+			fillWith(r, e, special)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
 	case reflect.Pointer:
 		if r.IntN(3) == 0 {
 			v.SetZero()
 			return
 		}
 		p := reflect.New(v.Type().Elem())
-		fillRandom(r, p.Elem())
+		fillWith(r, p.Elem(), special)
 		v.Set(p)
 	case reflect.Slice:
 		switch r.IntN(4) {
@@ -65,7 +85,7 @@ func fillRandom(r *rand.Rand, v reflect.Value) {
 		default:
 			s := reflect.MakeSlice(v.Type(), 1+r.IntN(3), 3)
 			for i := 0; i < s.Len(); i++ {
-				fillRandom(r, s.Index(i))
+				fillWith(r, s.Index(i), special)
 			}
 			v.Set(s)
 		}

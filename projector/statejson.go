@@ -169,23 +169,14 @@ func (w *jsonWriter) time(t time.Time) {
 }
 
 // int64s writes a []int64 (null when nil).
-func (w *jsonWriter) int64s(v []int64) {
-	if v == nil {
-		w.b = append(w.b, "null"...)
-		return
-	}
-	w.b = append(w.b, '[')
-	for i, x := range v {
-		if i > 0 {
-			w.b = append(w.b, ',')
-		}
-		w.int(x)
-	}
-	w.b = append(w.b, ']')
-}
+func (w *jsonWriter) int64s(v []int64) { writeList(w, v, (*jsonWriter).int) }
 
 // strings writes a []string (null when nil).
-func (w *jsonWriter) strings(v []string) {
+func (w *jsonWriter) strings(v []string) { writeList(w, v, (*jsonWriter).string) }
+
+// writeList writes a JSON array of v's elements, each with elem (null
+// when v is nil).
+func writeList[T any](w *jsonWriter, v []T, elem func(*jsonWriter, T)) {
 	if v == nil {
 		w.b = append(w.b, "null"...)
 		return
@@ -195,7 +186,7 @@ func (w *jsonWriter) strings(v []string) {
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
-		w.string(x)
+		elem(w, x)
 	}
 	w.b = append(w.b, ']')
 }

@@ -97,7 +97,12 @@ func TestMarshalJobStateEdges(t *testing.T) {
 
 // fillState is fillRandom with times (zero, UTC, in another zone, out of
 // JSON's range) and maps.
-func fillState(r *rand.Rand, v reflect.Value) {
+func fillState(r *rand.Rand, v reflect.Value) { fillWith(r, v, fillStateValue) }
+
+// fillStateValue fills the values of states that fillRandom does not know
+// or fills differently: times (zero, UTC, zoned, past RFC 3339), raw JSON
+// (spaced, escaped, invalid) and floats (NaN included).
+func fillStateValue(r *rand.Rand, v reflect.Value) bool {
 	switch {
 	case v.Type() == reflect.TypeFor[time.Time]():
 		ts := []time.Time{{}, time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC), time.Unix(1.7e9, 0).In(time.FixedZone("", -3600*7)), time.Date(10001, 1, 1, 0, 0, 0, 0, time.UTC)}
@@ -109,51 +114,12 @@ func fillState(r *rand.Rand, v reflect.Value) {
 		} else if r.IntN(2) == 0 {
 			v.SetZero()
 		}
-	case v.Kind() == reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				fillState(r, v.Field(i))
-			}
-		}
-	case v.Kind() == reflect.Map:
-		if r.IntN(3) == 0 {
-			v.SetZero()
-			return
-		}
-		m := reflect.MakeMap(v.Type())
-		for range r.IntN(4) {
-			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-			fillState(r, k)
-			fillState(r, e)
-			m.SetMapIndex(k, e)
-		}
-		v.Set(m)
-	case v.Kind() == reflect.Slice:
-		switch r.IntN(4) {
-		case 0:
-			v.SetZero()
-		case 1:
-			v.Set(reflect.MakeSlice(v.Type(), 0, 0))
-		default:
-			s := reflect.MakeSlice(v.Type(), 1+r.IntN(3), 3)
-			for i := 0; i < s.Len(); i++ {
-				fillState(r, s.Index(i))
-			}
-			v.Set(s)
-		}
-	case v.Kind() == reflect.Pointer:
-		if r.IntN(3) == 0 {
-			v.SetZero()
-			return
-		}
-		p := reflect.New(v.Type().Elem())
-		fillState(r, p.Elem())
-		v.Set(p)
 	case v.Kind() == reflect.Float64:
 		v.SetFloat([]float64{0, 1.5, 1e-7, 1e21, 0.000001, 99999999999999999999, math.NaN()}[r.IntN(7)])
 	default:
-		fillRandom(r, v)
+		return false
 	}
+	return true
 }
 
 // appenderStates are the states with their own JSON writer.
