@@ -77,8 +77,8 @@ type JobItem struct {
 
 // RunItem is a workflow run's summary (seed 003's workflow_runs item, pk
 // RunKey(installation, run, attempt), sk RunSummarySK) as readers get it:
-// the sum of its jobs' shares (RunJobItem), SummarizeRun. A counter that
-// sums to 0 is absent.
+// the sum of its jobs' shares (their marked job items, and RunJobItems an
+// older projector wrote), SummarizeRun. A counter that sums to 0 is absent.
 type RunItem struct {
 	PK string `dynamodbav:"pk" json:"pk"`
 	SK string `dynamodbav:"sk" json:"sk"`

@@ -15,7 +15,7 @@ func JobKey(installation, job int64) string {
 }
 
 // RunKey is the partition key of a run's items in workflow-runs (seed 003;
-// its jobs' shares of its summary, see SummarizeRun):
+// older projectors' shares and rows of its summary, see SummarizeRun):
 // "<installation>#<run id>#<run attempt>".
 func RunKey(installation, run, attempt int64) string {
 	return JobKey(installation, run) + "#" + strconv.FormatInt(attempt, 10)

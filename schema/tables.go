@@ -125,7 +125,7 @@ var tables = []Table{
 	},
 	{
 		Logical: TableWorkflowRuns,
-		Doc:     "Seed 003 workflow_runs: each job's share of its run's summary (sk job#<id>), summed on read into the run summary (total, completed and failed jobs, status, conclusion).",
+		Doc:     "Seed 003 workflow_runs. A run's summary (total, completed and failed jobs, status, conclusion) is summed on read from its jobs' workflow-jobs items (GSI3); this table keeps what older projectors wrote (one row per run, sk v, or each job's share, sk job#<id>), summed with them, and the empty shares of a job named in two runs.",
 		Hash:    s("pk"), Range: sp("sk"),
 		TTLAttribute: "ttl", TTLDays: 90,
 	},
