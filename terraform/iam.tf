@@ -176,7 +176,8 @@ data "aws_iam_policy_document" "archiver" {
 
   # Scheduled verify (maintenance.tf; archiver/rebuild.DynamoLive): a Query
   # of the workflows table's GSI1 (metrics rows) and consistent Scans of
-  # the metrics and workflow-runs tables. Reads only.
+  # the metrics, workflow-runs and workflow-jobs tables (run summaries are
+  # summed from the job items). Reads only.
   statement {
     sid       = "VerifyReadsWorkflowMetrics"
     actions   = ["dynamodb:Query"]
@@ -186,7 +187,7 @@ data "aws_iam_policy_document" "archiver" {
   statement {
     sid       = "VerifyScansCounters"
     actions   = ["dynamodb:Scan"]
-    resources = [aws_dynamodb_table.table["metrics"].arn, aws_dynamodb_table.table["workflow-runs"].arn]
+    resources = [aws_dynamodb_table.table["metrics"].arn, aws_dynamodb_table.table["workflow-runs"].arn, aws_dynamodb_table.table["workflow-jobs"].arn]
   }
 
   statement {
@@ -268,13 +269,14 @@ data "aws_iam_policy_document" "api" {
     resources = local.projection_index_arns
   }
 
-  # GET /api/vocabulary/data (query.Client.Observed): one Scan of the jobs'
-  # shares of their runs' summaries, bounded to 1,000 items, for the
+  # GET /api/vocabulary/data (query.Client.Observed): one Scan of the job
+  # items (their runs' shares, bounded to 250 items) and one of what older
+  # projectors left in workflow-runs (bounded to 1,000), for the
   # installations and repositories the dashboard offers (docs/api.md).
   statement {
     sid       = "SampleRuns"
     actions   = ["dynamodb:Scan"]
-    resources = [aws_dynamodb_table.table["workflow-runs"].arn]
+    resources = [aws_dynamodb_table.table["workflow-runs"].arn, aws_dynamodb_table.table["workflow-jobs"].arn]
   }
 
   # One aggregate's events (Query by subject: the job timeline and its

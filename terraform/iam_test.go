@@ -345,7 +345,7 @@ func expectedGrantsHealing(heal bool) map[string][]grant {
 	add("archiver", []string{glueCatalogARN, glueDatabase, "arn:aws:glue:eu-west-1:123456789012:table/streamfold_dev_archive/*"}, "glue:GetTables")
 	// The scheduled verify (archiver/rebuild.DynamoLive's reads).
 	add("archiver", []string{tableARN(schema.TableWorkflows) + "/index/GSI1"}, "dynamodb:Query")
-	add("archiver", []string{tableARN(schema.TableMetrics), tableARN(schema.TableWorkflowRuns)}, "dynamodb:Scan")
+	add("archiver", []string{tableARN(schema.TableMetrics), tableARN(schema.TableWorkflowRuns), tableARN(schema.TableWorkflowJobs)}, "dynamodb:Scan")
 	add("ingest", []string{events}, "dynamodb:PutItem")
 	add("ingest", []string{"arn:aws:states:eu-west-1:123456789012:stateMachine:*"}, "states:ListTagsForResource")
 	add("ingest", []string{tableARN(schema.TableDeadLetters)}, "dynamodb:PutItem")
@@ -354,7 +354,7 @@ func expectedGrantsHealing(heal bool) map[string][]grant {
 	add("api", projTables, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
 	add("api", projIndexes, "dynamodb:Query")
 	add("api", []string{events}, "dynamodb:Query")
-	add("api", []string{tableARN(schema.TableWorkflowRuns)}, "dynamodb:Scan") // query.Client.Observed's bounded sample
+	add("api", []string{tableARN(schema.TableWorkflowRuns), tableARN(schema.TableWorkflowJobs)}, "dynamodb:Scan") // query.Client.Observed's bounded samples
 	add("api", []string{tableARN(schema.TableCheckpoints), tableARN(schema.TableDeadLetters)}, "dynamodb:Query")
 	add("api", []string{"arn:fake:aws_secretsmanager_secret.api_token", "arn:fake:aws_secretsmanager_secret.cursor_key"}, "secretsmanager:GetSecretValue")
 	// Reconcile (package reconcile, cmd/reconcile): a Scan of the event
