@@ -8,9 +8,10 @@ import (
 )
 
 // itemOf marshals a typed projection item (one of schema's *Item structs)
-// into an Item of table, as attributevalue.MarshalMap does (marshalItem). The structs hold only strings, numbers, bools,
-// slices and schema.RawValue, which always marshal: an error is a
-// programming error of the struct, and every fold's tests would panic.
+// into an Item of table, as attributevalue.MarshalMap does (marshalItem).
+// The structs hold only strings, numbers, bools, slices and
+// schema.RawValue, which always marshal: an error is a programming error
+// of the struct, and every fold's tests would panic.
 func itemOf(table string, v any) Item {
 	m, err := marshalItem(v)
 	if err != nil {
