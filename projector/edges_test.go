@@ -41,28 +41,11 @@ type backend struct {
 	raw func(t *testing.T, table string) []map[string]types.AttributeValue
 }
 
-// runSummary is the summary of run pk as readers sum it (schema.SummarizeRun)
-// from the backend's workflow-runs partition and job items.
+// runSummary is the summary of run pk as readers sum it (schema.SummarizeRuns)
+// from the backend's workflow-runs and workflow-jobs items.
 func (b backend) runSummary(t *testing.T, pk string) map[string]any {
 	t.Helper()
-	var part, jobs []map[string]types.AttributeValue
-	for _, it := range b.raw(t, schema.TableWorkflowRuns) {
-		if sAttr(it, "pk") == pk {
-			part = append(part, it)
-		}
-	}
-	for _, it := range b.raw(t, schema.TableWorkflowJobs) {
-		if share, ok, err := schema.JobShare(it); err != nil {
-			t.Fatal(err)
-		} else if ok && sAttr(share, "pk") == pk {
-			jobs = append(jobs, it)
-		}
-	}
-	sum, err := schema.SummarizeRun(part, jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return projector.CanonicalItem(sum)
+	return projector.CanonicalItem(runSummaryOf(t, pk, b.raw(t, schema.TableWorkflowRuns), b.raw(t, schema.TableWorkflowJobs)))
 }
 
 func memBackend(*testing.T) backend {

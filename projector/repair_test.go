@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -92,28 +94,29 @@ func TestFailedItemWriteRepairedByRedelivery(t *testing.T) {
 	}
 }
 
-// memRunSummary is a run's summary as readers get it from a MemStore: the
-// items of its partition of workflow-runs, summed (nil: none).
+// memRunSummary is a run's summary as readers get it from a MemStore: its
+// jobs' marked items and its partition of workflow-runs, summed (nil:
+// none).
 func memRunSummary(t *testing.T, store *projector.MemStore, pk string) map[string]types.AttributeValue {
 	t.Helper()
-	var items, jobs []map[string]types.AttributeValue
-	for _, it := range store.Items(schema.TableWorkflowRuns) {
-		if sAttr(it, "pk") == pk {
-			items = append(items, schema.StripInternal(it))
-		}
-	}
-	for _, it := range store.Items(schema.TableWorkflowJobs) {
-		if share, ok, err := schema.JobShare(it); err != nil {
-			t.Fatal(err)
-		} else if ok && sAttr(share, "pk") == pk {
-			jobs = append(jobs, it)
-		}
-	}
-	s, err := schema.SummarizeRun(items, jobs)
+	return runSummaryOf(t, pk, slices.Collect(maps.Values(store.Items(schema.TableWorkflowRuns))),
+		slices.Collect(maps.Values(store.Items(schema.TableWorkflowJobs))))
+}
+
+// runSummaryOf is run pk's summary among those of the items of the
+// workflow-runs and workflow-jobs tables (schema.SummarizeRuns; nil: none).
+func runSummaryOf(t *testing.T, pk string, runs, jobs []map[string]types.AttributeValue) map[string]types.AttributeValue {
+	t.Helper()
+	sums, err := schema.SummarizeRuns(runs, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	for _, s := range sums {
+		if sAttr(s, "pk") == pk {
+			return s
+		}
+	}
+	return nil
 }
 
 func runRow(row map[string]types.AttributeValue) string {

@@ -71,10 +71,15 @@ var runAttrs = []string{"repo_full_name", "workflow_name", "head_sha", "head_bra
 // It is a pure function of the two sets of items: their order does not
 // matter.
 func SummarizeRun(partition, jobs []map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
-	items, err := withJobShares(partition, jobs)
+	shares, err := jobShares(jobs)
 	if err != nil {
 		return nil, err
 	}
+	return sumRun(withShares(partition, shares))
+}
+
+// sumRun sums the shares and rows of one run (SummarizeRun).
+func sumRun(items []map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
 	var sum RunItem
 	counts := make(map[string]int64, len(runCounters))
 	attrJob := map[string]int64{} // the job id an attribute was taken from; -1: the older row
@@ -149,18 +154,16 @@ func SummarizeRuns(partition, jobs []map[string]types.AttributeValue) ([]map[str
 		pk := strAttrOf(it, "pk")
 		byRun[pk] = append(byRun[pk], it)
 	}
-	jobsOf := map[string][]map[string]types.AttributeValue{}
-	for _, it := range jobs {
-		share, ok, err := JobShare(it)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			pk := strAttrOf(share, "pk")
-			jobsOf[pk] = append(jobsOf[pk], it)
-			if byRun[pk] == nil {
-				byRun[pk] = []map[string]types.AttributeValue{}
-			}
+	shares, err := jobShares(jobs)
+	if err != nil {
+		return nil, err
+	}
+	sharesOf := map[string][]map[string]types.AttributeValue{}
+	for _, share := range shares {
+		pk := strAttrOf(share, "pk")
+		sharesOf[pk] = append(sharesOf[pk], share)
+		if byRun[pk] == nil {
+			byRun[pk] = []map[string]types.AttributeValue{}
 		}
 	}
 	keys := make([]string, 0, len(byRun))
@@ -170,7 +173,7 @@ func SummarizeRuns(partition, jobs []map[string]types.AttributeValue) ([]map[str
 	sort.Strings(keys)
 	var out []map[string]types.AttributeValue
 	for _, k := range keys {
-		s, err := SummarizeRun(byRun[k], jobsOf[k])
+		s, err := sumRun(withShares(byRun[k], sharesOf[k]))
 		if err != nil {
 			return nil, err
 		}
@@ -238,14 +241,10 @@ func RowTTL(itemTTL int64) int64 {
 	return (itemTTL + day - 1) / day * day
 }
 
-// withJobShares returns partition with the shares of the marked job items
-// added, each in place of a RunJobItem of the same job.
-func withJobShares(partition, jobs []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
-	if len(jobs) == 0 {
-		return partition, nil
-	}
-	shares := make([]map[string]types.AttributeValue, 0, len(jobs))
-	bySK := map[string]bool{}
+// jobShares are the shares the marked job items among jobs stand for
+// (JobShare), each converted once.
+func jobShares(jobs []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	var shares []map[string]types.AttributeValue
 	for _, j := range jobs {
 		share, ok, err := JobShare(j)
 		if err != nil {
@@ -253,16 +252,28 @@ func withJobShares(partition, jobs []map[string]types.AttributeValue) ([]map[str
 		}
 		if ok {
 			shares = append(shares, share)
-			bySK[strAttrOf(share, "sk")] = true
 		}
 	}
-	out := shares
+	return shares, nil
+}
+
+// withShares returns partition with shares added, each in place of a
+// RunJobItem of the same job.
+func withShares(partition, shares []map[string]types.AttributeValue) []map[string]types.AttributeValue {
+	if len(shares) == 0 {
+		return partition
+	}
+	bySK := make(map[string]bool, len(shares))
+	for _, share := range shares {
+		bySK[strAttrOf(share, "sk")] = true
+	}
+	out := slices.Clip(shares)
 	for _, it := range partition {
 		if !bySK[strAttrOf(it, "sk")] {
 			out = append(out, it)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // DeriveRunStatus is seed 003's run status and conclusion from its job
